@@ -1,0 +1,50 @@
+#include "harness/cli_app.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <iostream>
+#include <map>
+
+#include "harness/command.hpp"
+
+namespace kvbench::harness {
+namespace {
+std::vector<RegisteredCommand>& command_table() {
+  static std::vector<RegisteredCommand> table;
+  return table;
+}
+}  // namespace
+
+CommandRegistration::CommandRegistration(std::string name, std::string description, CommandSetup setup) {
+  command_table().push_back({std::move(name), std::move(description), std::move(setup)});
+}
+
+const std::vector<RegisteredCommand>& registered_commands() { return command_table(); }
+
+int run_cli(int argc, char** argv) {
+  CLI::App app{"kvbench: reproducible evaluation of KV-cache eviction policies"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("kvbench ") + KVBENCH_VERSION);
+  auto commands = registered_commands();
+  std::sort(commands.begin(), commands.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  std::map<CLI::App*, std::function<int()>> actions;
+  for (const auto& command : commands) {
+    CLI::App* sub = app.add_subcommand(command.name, command.description);
+    actions[sub] = command.setup(*sub);
+  }
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    for (auto& [sub, action] : actions)
+      if (sub->parsed()) return action();
+  } catch (const std::exception& e) {
+    std::cerr << "kvbench: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace kvbench::harness

@@ -1,0 +1,31 @@
+#pragma once
+// The attention statistics a policy can ask the attention code for. They are computed chunk by
+// chunk over the queries of one forward, so no more than [heads, q_chunk, n] is ever materialised.
+#include <torch/torch.h>
+
+#include <cstdint>
+
+namespace kvbench::policies {
+
+struct StatsRequest {
+  bool last_row = false;        // softmax row of the forward's last query
+  bool column_sums = false;     // Σ_q a[h,q,k] over the forward's queries
+  bool column_sq_sums = false;  // Σ_q a[h,q,k]²
+  int64_t window = 0;           // rows of the forward's last `window` queries
+
+  bool any() const { return last_row || column_sums || column_sq_sums || window > 0; }
+  StatsRequest& merge(const StatsRequest& other);
+};
+
+// Every tensor is over the *query* heads and the layer's slots after this forward's keys were
+// appended: n = cache size. Undefined when not requested. Float32 whatever the model dtype.
+struct AttentionStats {
+  torch::Tensor last_row;        // [heads, n]
+  torch::Tensor column_sums;     // [heads, n]
+  torch::Tensor column_sq_sums;  // [heads, n]
+  torch::Tensor window_rows;     // [heads, w, n], w = min(window, queries)
+  torch::Tensor column_counts;   // [n] how many of this forward's queries could see each slot
+  int64_t n_queries = 0;
+};
+
+}  // namespace kvbench::policies

@@ -1,0 +1,56 @@
+#pragma once
+// The eviction-policy interface. A policy instance serves one sequence at a time: begin() resets
+// it, then for every forward the runtime calls, per layer, observe() with the statistics the
+// policy asked for in wants(), and compress() when the protocol says the budget must hold.
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <string>
+
+#include "policies/attention_stats.hpp"
+#include "policies/layer_cache.hpp"
+#include "policies/position_mode.hpp"
+
+namespace kvbench::policies {
+
+enum class Phase {
+  kPrefill,       // one forward over the whole prompt
+  kPrefillBlock,  // one block of a streamed prompt
+  kDecode,        // one generated token
+};
+const char* to_string(Phase phase);
+
+struct SequenceInfo {
+  int64_t n_layers = 0;
+  int64_t n_heads = 0;
+  int64_t n_kv_heads = 0;
+  int64_t head_dim = 0;
+  int64_t prompt_len = 0;
+  int64_t budget = 0;  // tokens per KV head per layer, resolved; INT64_MAX = unlimited
+  uint64_t seed = 0;
+};
+
+class Policy {
+ public:
+  virtual ~Policy() = default;
+
+  virtual std::string name() const = 0;
+  virtual StatsRequest wants() const { return {}; }
+  virtual PositionMode position_mode() const { return PositionMode::kOriginal; }
+  // Multiplier on the attention logits when n keys are attended (BUZZ with log n: eq. 7–8).
+  virtual double logit_scale(int64_t n_keys) const { return 1.0; }
+
+  virtual void begin(const SequenceInfo& info) { info_ = info; }
+  virtual void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase phase) {}
+  // Evicts until every head of `cache` holds at most its budget.
+  virtual void compress(int64_t layer, LayerCache& cache, Phase phase) = 0;
+
+  // Tokens per KV head that `layer` may hold; PyramidKV and Ada-KV refine this.
+  virtual int64_t layer_budget(int64_t layer) const { return info_.budget; }
+  const SequenceInfo& info() const { return info_; }
+
+ protected:
+  SequenceInfo info_;
+};
+
+}  // namespace kvbench::policies

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs kvbench's dependencies from Debian bookworm and builds Release into build/.
+# Idempotent: packages already present are not fetched again; the build is incremental.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  cmake g++ ninja-build pkg-config
+  libtorch-dev libopenblas0-pthread
+  libsentencepiece-dev libprotobuf-dev
+  nlohmann-json3-dev libcli11-dev zlib1g-dev libutf8proc-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  wordnet-base gnuplot-nox
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  echo "setup: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+BUILD_DIR="${KVBENCH_BUILD_DIR:-build}"
+cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build "$BUILD_DIR" -j "${KVBENCH_JOBS:-$(nproc)}"
