@@ -1,0 +1,34 @@
+#pragma once
+// GQA attention over one layer's KV cache, producing on request the statistics eviction policies
+// score with. Queries are processed in chunks so at most [heads, q_chunk, n] scores exist at once.
+#include <torch/torch.h>
+
+#include <functional>
+
+#include "models/rope.hpp"
+#include "policies/attention_stats.hpp"
+#include "policies/layer_cache.hpp"
+#include "policies/position_mode.hpp"
+
+namespace kvbench::models {
+
+struct AttentionRequest {
+  policies::PositionMode mode = policies::PositionMode::kOriginal;
+  policies::StatsRequest stats;
+  // Multiplier on the logits of a query that attends n keys (BUZZ with log n); empty = 1.
+  std::function<double(int64_t)> logit_scale;
+  int64_t max_score_elements = int64_t{1} << 24;  // bounds heads × q_chunk × n
+};
+
+struct AttentionResult {
+  torch::Tensor output;  // [heads, T, head_dim]
+  policies::AttentionStats stats;
+};
+
+// q: [heads, T, head_dim], the forward's T queries, already rotated in kOriginal mode and
+// un-rotated in kCacheSlot mode. The cache already holds the forward's T new keys as its last T
+// slots; query t may see every older slot and new slots up to its own.
+AttentionResult attend(const torch::Tensor& q, const policies::LayerCache& cache, const Rope& rope,
+                       const AttentionRequest& request);
+
+}  // namespace kvbench::models

@@ -1,0 +1,30 @@
+#include "models/generation.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "models/sampler.hpp"
+
+namespace kvbench::models {
+
+GenerationResult generate(InferenceSession& session, const std::vector<int64_t>& prompt, const GenerationOptions& options) {
+  using clock = std::chrono::steady_clock;
+  GenerationResult result;
+  Sampler sampler(options.temperature, options.top_p, options.seed);
+  auto t0 = clock::now();
+  torch::Tensor logits = session.prefill(prompt).squeeze(0);
+  auto t1 = clock::now();
+  result.prefill_seconds = std::chrono::duration<double>(t1 - t0).count();
+  for (int64_t i = 0; i < options.max_new_tokens; ++i) {
+    const int64_t next = sampler.next(logits);
+    if (std::find(options.stop_ids.begin(), options.stop_ids.end(), next) != options.stop_ids.end()) break;
+    result.tokens.push_back(next);
+    if (options.stop_when && options.stop_when(result.tokens)) break;
+    if (i + 1 == options.max_new_tokens) break;
+    logits = session.step(next);
+  }
+  result.decode_seconds = std::chrono::duration<double>(clock::now() - t1).count();
+  return result;
+}
+
+}  // namespace kvbench::models

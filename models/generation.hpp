@@ -1,0 +1,28 @@
+#pragma once
+// Prompt in, continuation out, under any policy/protocol, with prefill/decode timings.
+#include <functional>
+#include <vector>
+
+#include "models/inference_session.hpp"
+
+namespace kvbench::models {
+
+struct GenerationOptions {
+  int64_t max_new_tokens = 64;
+  double temperature = 0.0;  // 0 = greedy
+  double top_p = 1.0;
+  uint64_t seed = 0;
+  std::vector<int64_t> stop_ids;  // e.g. EOS; the stop token is not included in the output
+  // Called with the tokens generated so far; true stops (task stop strings such as "###").
+  std::function<bool(const std::vector<int64_t>&)> stop_when;
+};
+
+struct GenerationResult {
+  std::vector<int64_t> tokens;
+  double prefill_seconds = 0;
+  double decode_seconds = 0;
+};
+
+GenerationResult generate(InferenceSession& session, const std::vector<int64_t>& prompt, const GenerationOptions& options);
+
+}  // namespace kvbench::models

@@ -1,0 +1,52 @@
+#include "models/inference_session.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace kvbench::models {
+
+InferenceSession::InferenceSession(const Transformer& model, policies::Policy* policy, SessionOptions options)
+    : model_(model),
+      policy_(policy),
+      options_(options),
+      cache_(model.make_cache(policy ? policy->position_mode() : policies::PositionMode::kOriginal)) {
+  if (options_.block < 1) throw std::invalid_argument("stream block size must be at least 1");
+}
+
+torch::Tensor InferenceSession::run(const std::vector<int64_t>& tokens, policies::Phase phase, bool compress,
+                                    bool all_logits) {
+  CacheControl control = inspector_;
+  control.policy = policy_;
+  control.phase = phase;
+  control.compress = compress && policy_ != nullptr;
+  torch::Tensor logits = model_.forward(tokens, next_position_, cache_, control, all_logits);
+  next_position_ += static_cast<int64_t>(tokens.size());
+  peak_bytes_ = std::max(peak_bytes_, cache_.logical_bytes());
+  max_cache_len_ = std::max(max_cache_len_, cache_.max_head_length());
+  return logits;
+}
+
+torch::Tensor InferenceSession::prefill(const std::vector<int64_t>& tokens, bool all_logits) {
+  if (tokens.empty()) throw std::invalid_argument("prefill: empty prompt");
+  const auto& c = model_.config();
+  info_ = {c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, static_cast<int64_t>(tokens.size()),
+           options_.budget.resolve(static_cast<int64_t>(tokens.size())), options_.seed};
+  if (policy_) policy_->begin(info_);
+  if (options_.protocol != Protocol::kStream) return run(tokens, policies::Phase::kPrefill, true, all_logits);
+  std::vector<torch::Tensor> rows;
+  for (size_t begin = 0; begin < tokens.size(); begin += options_.block) {
+    const size_t end = std::min(tokens.size(), begin + static_cast<size_t>(options_.block));
+    std::vector<int64_t> block(tokens.begin() + begin, tokens.begin() + end);
+    const bool last = end == tokens.size();
+    torch::Tensor logits = run(block, policies::Phase::kPrefillBlock, true, all_logits || last);
+    if (all_logits || last) rows.push_back(all_logits ? logits : logits.narrow(0, logits.size(0) - 1, 1));
+  }
+  return all_logits ? torch::cat(rows, 0) : rows.back();
+}
+
+torch::Tensor InferenceSession::step(int64_t token) {
+  const bool compress = options_.protocol != Protocol::kOneShot;
+  return run({token}, policies::Phase::kDecode, compress, false).squeeze(0);
+}
+
+}  // namespace kvbench::models

@@ -1,0 +1,56 @@
+#pragma once
+// One sequence through the model under an eviction policy and a protocol: prefill, then decode
+// steps. Tracks the original position of the next token and memory (logical KV bytes, peak).
+#include <torch/torch.h>
+
+#include <memory>
+#include <vector>
+
+#include "models/protocol.hpp"
+#include "models/transformer.hpp"
+#include "policies/budget.hpp"
+#include "policies/policy.hpp"
+
+namespace kvbench::models {
+
+struct SessionOptions {
+  Protocol protocol = Protocol::kOneShot;
+  int64_t block = 1;  // stream protocol: prompt block size
+  policies::Budget budget = policies::Budget::unlimited();
+  uint64_t seed = 0;
+};
+
+class InferenceSession {
+ public:
+  // `policy` may be null (the full cache). The session does not own the model or the policy.
+  InferenceSession(const Transformer& model, policies::Policy* policy, SessionOptions options);
+
+  // Feeds the prompt. Returns logits [T, vocab] for every prompt token when all_logits (the row
+  // of token t predicts token t+1), else [1, vocab] for the last.
+  torch::Tensor prefill(const std::vector<int64_t>& tokens, bool all_logits = false);
+  // Appends one token and returns the logits [vocab] that predict the next one.
+  torch::Tensor step(int64_t token);
+
+  policies::KVCache& cache() { return cache_; }
+  int64_t next_position() const { return next_position_; }
+  int64_t budget_tokens() const { return info_.budget; }
+  int64_t peak_logical_bytes() const { return peak_bytes_; }
+  int64_t max_cache_len() const { return max_cache_len_; }  // largest head length after any step
+  // Extra statistics hook for fidelity tasks.
+  void set_inspector(CacheControl inspector) { inspector_ = std::move(inspector); }
+
+ private:
+  torch::Tensor run(const std::vector<int64_t>& tokens, policies::Phase phase, bool compress, bool all_logits);
+
+  const Transformer& model_;
+  policies::Policy* policy_;
+  SessionOptions options_;
+  policies::SequenceInfo info_;
+  policies::KVCache cache_;
+  CacheControl inspector_;
+  int64_t next_position_ = 0;
+  int64_t peak_bytes_ = 0;
+  int64_t max_cache_len_ = 0;
+};
+
+}  // namespace kvbench::models

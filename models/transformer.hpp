@@ -1,0 +1,51 @@
+#pragma once
+// The Llama-family decoder: embedding, RMSNorm, RoPE, GQA attention over a KV cache, SwiGLU MLP,
+// tied or separate LM head. One forward consumes T new tokens and appends their K/V to the cache.
+#include <torch/torch.h>
+
+#include <vector>
+
+#include "models/model_config.hpp"
+#include "models/model_weights.hpp"
+#include "models/rope.hpp"
+#include "policies/kv_cache.hpp"
+#include "policies/policy.hpp"
+
+namespace kvbench::models {
+
+// How the eviction policy takes part in one forward: it observes every layer's attention and,
+// when `compress` is set, evicts right after that layer's attention (the layer's output was
+// computed with the uncompressed cache, as one-shot prefill compression requires).
+struct CacheControl {
+  policies::Policy* policy = nullptr;
+  policies::Phase phase = policies::Phase::kPrefill;
+  bool compress = false;
+  // Attention statistics wanted beyond the policy's (e.g. by a fidelity task); may be null.
+  std::function<void(int64_t layer, const policies::LayerCache&, const policies::AttentionStats&)> inspect;
+  policies::StatsRequest inspect_wants;
+};
+
+class Transformer {
+ public:
+  Transformer(ModelConfig config, ModelWeights weights);
+
+  const ModelConfig& config() const { return config_; }
+  torch::Device device() const { return weights_.embedding.device(); }
+  torch::ScalarType dtype() const { return weights_.embedding.scalar_type(); }
+  int64_t parameter_count() const;
+
+  // An empty cache shaped for this model.
+  policies::KVCache make_cache(policies::PositionMode mode) const;
+
+  // tokens [T] at original positions first_position..first_position+T-1. Returns logits
+  // [T, vocab] (float32) for every token, or only [1, vocab] for the last when !all_logits.
+  torch::Tensor forward(const std::vector<int64_t>& tokens, int64_t first_position, policies::KVCache& cache,
+                        const CacheControl& control, bool all_logits) const;
+
+ private:
+  ModelConfig config_;
+  ModelWeights weights_;
+  Rope rope_;
+};
+
+}  // namespace kvbench::models

@@ -1,0 +1,31 @@
+#include "policies/kv_cache.hpp"
+
+#include <algorithm>
+
+namespace kvbench::policies {
+
+KVCache::KVCache(int64_t n_layers, int64_t kv_heads, int64_t head_dim, torch::TensorOptions options, PositionMode mode)
+    : mode_(mode) {
+  layers_.reserve(n_layers);
+  for (int64_t i = 0; i < n_layers; ++i) layers_.emplace_back(kv_heads, head_dim, options);
+}
+
+int64_t KVCache::logical_bytes() const {
+  int64_t total = 0;
+  for (const auto& layer : layers_) total += layer.logical_bytes();
+  return total;
+}
+
+int64_t KVCache::max_head_length() const {
+  int64_t most = 0;
+  for (const auto& layer : layers_) most = std::max(most, layer.max_head_length());
+  return most;
+}
+
+void KVCache::clear() {
+  for (auto& layer : layers_) layer.clear();
+}
+
+const char* to_string(PositionMode mode) { return mode == PositionMode::kOriginal ? "original" : "cache_slot"; }
+
+}  // namespace kvbench::policies

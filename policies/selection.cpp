@@ -1,0 +1,38 @@
+#include "policies/selection.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace kvbench::policies {
+
+torch::Tensor mask_invalid(const LayerCache& cache, torch::Tensor scores) {
+  if (cache.all_valid()) return scores;
+  torch::Tensor valid = cache.valid();
+  if (scores.size(0) == 1 && valid.size(0) != 1) valid = valid.all(0, /*keepdim=*/true);
+  return scores.masked_fill(valid.logical_not(), -std::numeric_limits<float>::infinity());
+}
+
+torch::Tensor top_k_slots(const torch::Tensor& scores, int64_t k) {
+  const int64_t n = scores.size(-1);
+  k = std::min(k, n);
+  // A tiny decreasing ramp breaks ties in favour of earlier slots without changing any strict order
+  // that float32 can represent between distinct scores: sort is stable on (score, -slot).
+  torch::Tensor order = std::get<1>(scores.to(torch::kFloat64).sort(/*stable=*/true, /*dim=*/-1, /*descending=*/true));
+  torch::Tensor chosen = order.narrow(-1, 0, k);
+  return std::get<0>(chosen.sort(-1));
+}
+
+void keep_top_with_recent(LayerCache& cache, const torch::Tensor& scores, int64_t budget, int64_t recent) {
+  const int64_t n = cache.size();
+  if (n <= budget && cache.all_valid()) return;
+  if (cache.max_head_length() <= budget && n <= budget) return;
+  budget = std::max<int64_t>(budget, 1);
+  recent = std::clamp<int64_t>(recent, 0, budget);
+  const int64_t older = n - recent;
+  torch::Tensor s = mask_invalid(cache, scores.to(torch::kFloat32)).narrow(-1, 0, older);
+  torch::Tensor heavy = top_k_slots(s, budget - recent);
+  torch::Tensor tail = torch::arange(older, n, heavy.options()).reshape({1, recent}).expand({heavy.size(0), recent});
+  cache.keep(torch::cat({heavy, tail}, 1));
+}
+
+}  // namespace kvbench::policies

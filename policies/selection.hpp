@@ -1,0 +1,24 @@
+#pragma once
+// The selection step most policies share: keep the top-scoring slots (optionally protecting the
+// most recent ones) and hand the indices, in slot order, to LayerCache::keep.
+#include <torch/torch.h>
+
+#include <cstdint>
+
+#include "policies/layer_cache.hpp"
+
+namespace kvbench::policies {
+
+// Scores with invalid (ragged) slots set to -inf so they are never chosen.
+torch::Tensor mask_invalid(const LayerCache& cache, torch::Tensor scores);
+
+// Indices [rows, k] of the k largest scores per row, sorted ascending (slot order). Ties go to
+// the earlier slot, so the choice is deterministic.
+torch::Tensor top_k_slots(const torch::Tensor& scores, int64_t k);
+
+// Keeps `budget` slots per head: the last `recent` slots always, and the top-scoring others.
+// scores is [kv_heads, size] (or [1, size] for the same choice on every head). No-op when
+// the cache already fits.
+void keep_top_with_recent(LayerCache& cache, const torch::Tensor& scores, int64_t budget, int64_t recent);
+
+}  // namespace kvbench::policies
