@@ -1,0 +1,176 @@
+// K-VEC: coverage-driven KV-cache eviction (k-vec.txt §4, Alg. 1), applied at prefill layer by
+// layer over SnapKV's scoring (observation window, pooling, window kept):
+//  1. P[h,t] = mean attention of the last O queries to token t (eq. 8), per query head;
+//  2. cross-head coverage: the δ heads with the lowest std of P over tokens (eq. 10; entropy as
+//     the Table 10f ablation) are rescored with the wider window O' (eq. 11);
+//  3. cross-layer coverage: I[t] = window mean of the max over heads (eq. 13), coverage[t] =
+//     n_t/(ℓ+1) with n_t the layers before ℓ that kept t (eq. 12), focus = I·(1 − coverage)
+//     (eq. 14), P' = P + λ·focus (eq. 15);
+//  4. the top β·B tokens of each head by P are forced kept (eq. 16 sets P' = 1; we rank them above
+//     every other score so they are never evicted; `force_literal_one` restores the literal 1.0);
+//  5. SnapKV's selection on P': the O window tokens plus the top (B − O) others.
+// Scores are computed per query head (A ∈ R^{L×H×T×T} in the paper) and reduced to the KV head
+// that stores them (`head_reduce`, mean by default) for the final choice. SnapKV's 1D pooling
+// (max, kernel 7) is applied to P and P' as "all other details adapted from SnapKV" (§5.1).
+#include <algorithm>
+#include <cmath>
+
+#include "policies/head_reduce.hpp"
+#include "policies/registry.hpp"
+#include "policies/selection.hpp"
+
+namespace kvbench::policies {
+namespace {
+
+class KvecPolicy : public Policy {
+ public:
+  explicit KvecPolicy(const nlohmann::json& p)
+      : window_(p["window"]),
+        wide_window_(p["wide_window"]),
+        delta_(p["delta"]),
+        lambda_(p["lambda"]),
+        beta_(p["beta"]),
+        head_coverage_(p["head_coverage"]),
+        layer_coverage_(p["layer_coverage"]),
+        criterion_(p["head_criterion"]),
+        pooling_(p["pooling"]),
+        kernel_(p["kernel"]),
+        literal_one_(p["force_literal_one"]),
+        reduce_(parse_head_reduce(p["head_reduce"])) {
+    if (window_ < 1 || wide_window_ < window_) throw std::invalid_argument("kvec: need 1 <= window <= wide_window");
+    if (criterion_ != "std" && criterion_ != "entropy") throw std::invalid_argument("kvec: head_criterion must be std or entropy");
+    if (pooling_ != "max" && pooling_ != "avg" && pooling_ != "none") throw std::invalid_argument("kvec: pooling must be max, avg or none");
+    if (kernel_ < 1 || kernel_ % 2 == 0) throw std::invalid_argument("kvec: kernel must be odd and positive");
+  }
+
+  std::string name() const override { return "kvec"; }
+  StatsRequest wants() const override {
+    StatsRequest r;
+    r.window = std::max(window_, wide_window_);
+    return r;
+  }
+
+  void begin(const SequenceInfo& info) override {
+    Policy::begin(info);
+    layer_counts_ = torch::zeros({std::max<int64_t>(info.prompt_len, 1)}, torch::kFloat64);
+    rows_ = torch::Tensor();
+  }
+
+  void observe(int64_t layer, LayerCache&, const AttentionStats& stats, Phase) override {
+    rows_ = stats.window_rows.defined() ? stats.window_rows.to(torch::kCPU, torch::kFloat64) : torch::Tensor();
+  }
+
+  void compress(int64_t layer, LayerCache& cache, Phase phase) override {
+    const int64_t n = cache.size(), budget = info_.budget;
+    if (n <= budget || !rows_.defined()) return;
+    const int64_t w = std::min<int64_t>({rows_.size(1), window_, n}), prefix = n - w;
+    const int64_t keep_others = std::max<int64_t>(0, budget - w);
+    if (keep_others == 0 || prefix <= 0) {
+      cache.keep(torch::arange(n - std::min(budget, n), n, torch::kInt64).unsqueeze(0));
+      return;
+    }
+    torch::Tensor P = window_mean(window_).narrow(-1, 0, prefix);  // [H, prefix]
+    if (head_coverage_ && delta_ > 0) {
+      torch::Tensor wide = window_mean(wide_window_).narrow(-1, 0, prefix);
+      torch::Tensor focus = criterion_ == "std" ? P.std(1) : entropy(P);
+      // Lowest std = least focused; highest entropy = least focused.
+      torch::Tensor order = std::get<1>(focus.sort(/*stable=*/true, 0, /*descending=*/criterion_ == "entropy"));
+      for (int64_t i = 0; i < std::min<int64_t>(delta_, P.size(0)); ++i) {
+        const int64_t h = order[i].item<int64_t>();
+        P[h] = wide[h];
+      }
+    }
+    P = pool(P);
+    torch::Tensor Pkv = reduce_to_kv_heads(P, cache.kv_heads(), reduce_);  // [kvh, prefix]
+    torch::Tensor adjusted = Pkv.clone();
+    torch::Tensor positions = cache.positions().to(torch::kCPU).narrow(1, 0, prefix);
+    if (layer_coverage_) {
+      // eq. 13: window mean over the last O queries of the max over heads.
+      torch::Tensor rows = rows_.narrow(1, rows_.size(1) - w, w).narrow(-1, 0, prefix);  // [H, w, prefix]
+      torch::Tensor importance = std::get<0>(rows.max(0)).mean(0);                       // [prefix]
+      grow_counts(positions.max().item<int64_t>() + 1);
+      torch::Tensor counts = layer_counts_.index_select(0, positions.reshape({-1})).reshape(positions.sizes());
+      torch::Tensor coverage = counts / static_cast<double>(layer + 1);  // [kvh, prefix]
+      torch::Tensor focus = pool(importance.unsqueeze(0) * (1 - coverage));
+      adjusted = adjusted + lambda_ * focus;
+    }
+    const int64_t forced = std::min<int64_t>(keep_others, static_cast<int64_t>(std::floor(beta_ * budget)));
+    if (forced > 0) {
+      torch::Tensor top = top_k_slots(Pkv, forced);
+      // eq. 16 writes 1.0, which protects them only while every P' ≤ 1; the text's intent ("ensure
+      // they are not evicted") is kept by default by ranking them above every other score.
+      const double forced_score = literal_one_ ? 1.0 : adjusted.max().item<double>() + 1.0;
+      adjusted.scatter_(1, top, forced_score);
+    }
+    torch::Tensor chosen = top_k_slots(adjusted, keep_others);
+    record_coverage(positions.gather(1, chosen));
+    torch::Tensor tail = torch::arange(prefix, n, torch::kInt64).unsqueeze(0).expand({cache.kv_heads(), w});
+    cache.keep(torch::cat({chosen, tail}, 1));
+  }
+
+ private:
+  // Mean of the last `o` window rows: [H, n].
+  torch::Tensor window_mean(int64_t o) const {
+    const int64_t rows = std::min<int64_t>(o, rows_.size(1));
+    return rows_.narrow(1, rows_.size(1) - rows, rows).mean(1);
+  }
+
+  static torch::Tensor entropy(const torch::Tensor& P) {
+    torch::Tensor p = P / P.sum(1, true).clamp_min(1e-30);
+    return -(p * (p.clamp_min(1e-30)).log()).sum(1);
+  }
+
+  torch::Tensor pool(const torch::Tensor& x) const {
+    if (pooling_ == "none" || kernel_ == 1) return x;
+    torch::Tensor in = x.dim() == 1 ? x.reshape({1, 1, -1}) : x.unsqueeze(1);
+    torch::Tensor out = pooling_ == "max" ? torch::max_pool1d(in, kernel_, 1, kernel_ / 2)
+                                          : torch::avg_pool1d(in, kernel_, 1, kernel_ / 2);
+    return x.dim() == 1 ? out.reshape({-1}) : out.squeeze(1);
+  }
+
+  // n_t += 1 for every original position kept by at least one head of this layer.
+  void record_coverage(const torch::Tensor& kept_positions) {
+    grow_counts(kept_positions.max().item<int64_t>() + 1);
+    torch::Tensor kept = torch::zeros_like(layer_counts_);
+    kept.index_fill_(0, kept_positions.reshape({-1}), 1.0);
+    layer_counts_ += kept;
+  }
+
+  void grow_counts(int64_t size) {
+    if (size <= layer_counts_.size(0)) return;
+    torch::Tensor grown = torch::zeros({size}, torch::kFloat64);
+    grown.narrow(0, 0, layer_counts_.size(0)).copy_(layer_counts_);
+    layer_counts_ = grown;
+  }
+
+  int64_t window_, wide_window_, delta_;
+  double lambda_, beta_;
+  bool head_coverage_, layer_coverage_;
+  std::string criterion_, pooling_;
+  int64_t kernel_;
+  bool literal_one_;
+  HeadReduce reduce_;
+  torch::Tensor layer_counts_;  // n_t per original position
+  torch::Tensor rows_;          // this layer's window rows [H, w, n]
+};
+
+const PolicyRegistration registration({
+    "kvec",
+    "SnapKV scoring with cross-head (wider window on unfocused heads) and cross-layer coverage",
+    "K-VEC (k-vec.txt §4, Alg. 1; §5.1 defaults δ = 3, O' = 32, λ = 1.0, β = 25 % (Table 10d))",
+    {{"window", 16},
+     {"wide_window", 32},
+     {"delta", 3},
+     {"lambda", 1.0},
+     {"beta", 0.25},
+     {"head_coverage", true},
+     {"layer_coverage", true},
+     {"head_criterion", "std"},
+     {"pooling", "max"},
+     {"kernel", 7},
+     {"force_literal_one", false},
+     {"head_reduce", "mean"}},
+    [](const nlohmann::json& p) { return std::make_unique<KvecPolicy>(p); }});
+
+}  // namespace
+}  // namespace kvbench::policies
