@@ -70,6 +70,7 @@ torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t f
     layer_cache.append(k, v, positions.to(device()));
     AttentionResult attn = attend(q, layer_cache, rope_, request);
     if (control.inspect) control.inspect(l, layer_cache, attn.stats);
+    if (control.on_attention) control.on_attention(l, q, k, v, positions, attn.output);
     if (control.policy) {
       control.policy->observe(l, layer_cache, attn.stats, control.phase);
       if (control.compress) control.policy->compress(l, layer_cache, control.phase);

@@ -23,6 +23,11 @@ struct CacheControl {
   // Attention statistics wanted beyond the policy's (e.g. by a fidelity task); may be null.
   std::function<void(int64_t layer, const policies::LayerCache&, const policies::AttentionStats&)> inspect;
   policies::StatsRequest inspect_wants;
+  // Sees every layer's queries (as given to attend()), new keys/values and attention output,
+  // before the policy compresses: fidelity probes replay them on a shadow full cache.
+  std::function<void(int64_t layer, const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
+                     const torch::Tensor& positions, const torch::Tensor& output)>
+      on_attention;
 };
 
 class Transformer {
@@ -33,6 +38,7 @@ class Transformer {
   torch::Device device() const { return weights_.embedding.device(); }
   torch::ScalarType dtype() const { return weights_.embedding.scalar_type(); }
   int64_t parameter_count() const;
+  const Rope& rope() const { return rope_; }
 
   // An empty cache shaped for this model.
   policies::KVCache make_cache(policies::PositionMode mode) const;
