@@ -1,0 +1,283 @@
+#include "metrics/rouge_score.hpp"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "metrics/porter_stemmer.hpp"
+#include "metrics/unicode.hpp"
+
+namespace kvbench::metrics {
+
+double rouge_fmeasure(double precision, double recall) {
+  if (precision + recall > 0) return 2 * precision * recall / (precision + recall);
+  return 0.0;
+}
+
+std::vector<std::string> rouge_tokenize(const std::string& text, bool use_stemmer) {
+  // After str.lower(), only ASCII [a-z0-9] survive; everything else separates.
+  std::u32string lowered = python_lower(utf8_decode(text));
+  std::vector<std::string> tokens;
+  std::string cur;
+  auto flush = [&]() {
+    if (cur.empty()) return;
+    std::string tok = (use_stemmer && cur.size() > 3) ? porter_stem(cur) : cur;
+    // VALID_TOKEN_RE: ^[a-z0-9]+$ (the stemmer of an [a-z0-9] word stays in [a-z0-9]).
+    bool valid = !tok.empty() && std::all_of(tok.begin(), tok.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    });
+    if (valid) tokens.push_back(std::move(tok));
+    cur.clear();
+  };
+  for (char32_t c : lowered) {
+    if ((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) {
+      cur.push_back(static_cast<char>(c));
+    } else {
+      flush();
+    }
+  }
+  flush();
+  return tokens;
+}
+
+namespace {
+
+using Ids = std::vector<int>;
+
+struct Interner {
+  std::unordered_map<std::string, int> ids;
+  Ids map(const std::vector<std::string>& toks) {
+    Ids out;
+    out.reserve(toks.size());
+    for (const auto& t : toks) out.push_back(ids.emplace(t, static_cast<int>(ids.size())).first->second);
+    return out;
+  }
+};
+
+// (len(ref)+1) x (len(can)+1) LCS table, row-major.
+std::vector<int> lcs_table(const Ids& ref, const Ids& can) {
+  size_t rows = ref.size(), cols = can.size();
+  std::vector<int> t((rows + 1) * (cols + 1), 0);
+  for (size_t i = 1; i <= rows; ++i) {
+    for (size_t j = 1; j <= cols; ++j) {
+      size_t k = i * (cols + 1) + j;
+      if (ref[i - 1] == can[j - 1]) {
+        t[k] = t[k - cols - 2] + 1;
+      } else {
+        t[k] = std::max(t[k - cols - 1], t[k - 1]);
+      }
+    }
+  }
+  return t;
+}
+
+// rouge_score's _backtrack_norec: indices into ref of one LCS.
+std::vector<size_t> lcs_indices(const Ids& ref, const Ids& can) {
+  std::vector<int> t = lcs_table(ref, can);
+  size_t cols = can.size() + 1;
+  size_t i = ref.size(), j = can.size();
+  std::vector<size_t> out;
+  while (i > 0 && j > 0) {
+    if (ref[i - 1] == can[j - 1]) {
+      out.push_back(i - 1);
+      --i;
+      --j;
+    } else if (t[i * cols + j - 1] > t[(i - 1) * cols + j]) {
+      --j;
+    } else {
+      --i;
+    }
+  }
+  std::reverse(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+RougeScore rouge_n(const std::vector<std::string>& target_tokens,
+                   const std::vector<std::string>& prediction_tokens, int n) {
+  if (n < 1) throw std::invalid_argument("rouge_n: n must be >= 1");
+  auto ngrams = [n](const std::vector<std::string>& toks) {
+    std::map<std::vector<std::string>, long long> counts;
+    for (size_t i = 0; i + static_cast<size_t>(n) <= toks.size(); ++i) {
+      ++counts[std::vector<std::string>(toks.begin() + static_cast<long>(i),
+                                        toks.begin() + static_cast<long>(i) + n)];
+    }
+    return counts;
+  };
+  auto t = ngrams(target_tokens);
+  auto p = ngrams(prediction_tokens);
+  long long hits = 0, tc = 0, pc = 0;
+  for (const auto& [g, c] : t) {
+    auto it = p.find(g);
+    if (it != p.end()) hits += std::min(c, it->second);
+    tc += c;
+  }
+  for (const auto& kv : p) pc += kv.second;
+  RougeScore s;
+  s.precision = static_cast<double>(hits) / static_cast<double>(std::max(pc, 1LL));
+  s.recall = static_cast<double>(hits) / static_cast<double>(std::max(tc, 1LL));
+  s.fmeasure = rouge_fmeasure(s.precision, s.recall);
+  return s;
+}
+
+RougeScore rouge_l(const std::vector<std::string>& target_tokens,
+                   const std::vector<std::string>& prediction_tokens) {
+  if (target_tokens.empty() || prediction_tokens.empty()) return {};
+  Interner in;
+  Ids r = in.map(target_tokens), c = in.map(prediction_tokens);
+  // Two rolling rows suffice for the length.
+  std::vector<int> prev(c.size() + 1, 0), cur(c.size() + 1, 0);
+  for (size_t i = 1; i <= r.size(); ++i) {
+    for (size_t j = 1; j <= c.size(); ++j) {
+      cur[j] = (r[i - 1] == c[j - 1]) ? prev[j - 1] + 1 : std::max(prev[j], cur[j - 1]);
+    }
+    std::swap(prev, cur);
+  }
+  double lcs = prev[c.size()];
+  RougeScore s;
+  s.precision = lcs / static_cast<double>(prediction_tokens.size());
+  s.recall = lcs / static_cast<double>(target_tokens.size());
+  s.fmeasure = rouge_fmeasure(s.precision, s.recall);
+  return s;
+}
+
+RougeScore rouge_lsum(const std::vector<std::vector<std::string>>& target_sentences,
+                      const std::vector<std::vector<std::string>>& prediction_sentences) {
+  if (target_sentences.empty() || prediction_sentences.empty()) return {};
+  size_t m = 0, n = 0;
+  for (const auto& s : target_sentences) m += s.size();
+  for (const auto& s : prediction_sentences) n += s.size();
+  if (m == 0 || n == 0) return {};
+  Interner in;
+  std::vector<Ids> refs, cans;
+  for (const auto& s : target_sentences) refs.push_back(in.map(s));
+  for (const auto& s : prediction_sentences) cans.push_back(in.map(s));
+  std::vector<long long> cnt_r(in.ids.size(), 0), cnt_c(in.ids.size(), 0);
+  for (const auto& s : refs) for (int t : s) ++cnt_r[static_cast<size_t>(t)];
+  for (const auto& s : cans) for (int t : s) ++cnt_c[static_cast<size_t>(t)];
+  long long hits = 0;
+  for (const auto& r : refs) {
+    std::set<size_t> uni;  // _find_union: sorted union of indices into r
+    for (const auto& c : cans) {
+      for (size_t idx : lcs_indices(r, c)) uni.insert(idx);
+    }
+    for (size_t idx : uni) {
+      auto t = static_cast<size_t>(r[idx]);
+      if (cnt_c[t] > 0 && cnt_r[t] > 0) {
+        ++hits;
+        --cnt_c[t];
+        --cnt_r[t];
+      }
+    }
+  }
+  RougeScore s;
+  s.recall = static_cast<double>(hits) / static_cast<double>(m);
+  s.precision = static_cast<double>(hits) / static_cast<double>(n);
+  s.fmeasure = rouge_fmeasure(s.precision, s.recall);
+  return s;
+}
+
+namespace {
+
+int rouge_n_order(const std::string& type) {
+  // re.match(r"rouge[0-9]$")
+  if (type.size() == 6 && type.compare(0, 5, "rouge") == 0 && type[5] >= '0' && type[5] <= '9') {
+    return type[5] - '0';
+  }
+  return -1;
+}
+
+// get_sents with split_summaries=False: split on "\n", drop empty lines.
+std::vector<std::string> summary_lines(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t nl = text.find('\n', start);
+    std::string line = text.substr(start, nl == std::string::npos ? std::string::npos : nl - start);
+    if (!line.empty()) out.push_back(std::move(line));
+    if (nl == std::string::npos) break;
+    start = nl + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+RougeScorer::RougeScorer(std::vector<std::string> rouge_types, bool use_stemmer)
+    : types_(std::move(rouge_types)), use_stemmer_(use_stemmer) {
+  for (const auto& t : types_) {
+    int n = rouge_n_order(t);
+    if (t != "rougeL" && t != "rougeLsum" && n < 1) {
+      // rouge0 would divide nothing meaningful; the reference would fail on it too.
+      throw std::invalid_argument("RougeScorer: invalid rouge type '" + t + "'");
+    }
+  }
+}
+
+std::map<std::string, RougeScore> RougeScorer::score(const std::string& target,
+                                                     const std::string& prediction) const {
+  std::map<std::string, RougeScore> result;
+  bool need_tokens = std::any_of(types_.begin(), types_.end(),
+                                 [](const std::string& t) { return t != "rougeLsum"; });
+  std::vector<std::string> tt, pt;
+  if (need_tokens) {
+    tt = rouge_tokenize(target, use_stemmer_);
+    pt = rouge_tokenize(prediction, use_stemmer_);
+  }
+  for (const auto& type : types_) {
+    if (type == "rougeL") {
+      result[type] = rouge_l(tt, pt);
+    } else if (type == "rougeLsum") {
+      std::vector<std::vector<std::string>> ts, ps;
+      for (const auto& s : summary_lines(target)) ts.push_back(rouge_tokenize(s, use_stemmer_));
+      for (const auto& s : summary_lines(prediction)) ps.push_back(rouge_tokenize(s, use_stemmer_));
+      result[type] = rouge_lsum(ts, ps);
+    } else {
+      result[type] = rouge_n(tt, pt, rouge_n_order(type));
+    }
+  }
+  return result;
+}
+
+std::map<std::string, RougeScore> RougeScorer::score_multi(const std::vector<std::string>& targets,
+                                                           const std::string& prediction) const {
+  if (targets.empty()) throw std::invalid_argument("RougeScorer::score_multi: no targets");
+  std::vector<std::map<std::string, RougeScore>> all;
+  all.reserve(targets.size());
+  for (const auto& t : targets) all.push_back(score(t, prediction));
+  std::map<std::string, RougeScore> best;
+  for (const auto& type : types_) {
+    size_t arg = 0;
+    for (size_t i = 1; i < all.size(); ++i) {
+      // np.argmax: first maximum wins; a NaN cannot occur here.
+      if (all[i].at(type).fmeasure > all[arg].at(type).fmeasure) arg = i;
+    }
+    best[type] = all[arg].at(type);
+  }
+  return best;
+}
+
+std::map<std::string, RougeScore> rouge_mean(
+    const std::vector<std::map<std::string, RougeScore>>& scores) {
+  std::map<std::string, RougeScore> sum;
+  if (scores.empty()) return sum;
+  for (const auto& m : scores) {
+    for (const auto& [type, s] : m) {
+      auto& acc = sum[type];
+      acc.precision += s.precision;
+      acc.recall += s.recall;
+      acc.fmeasure += s.fmeasure;
+    }
+  }
+  auto n = static_cast<double>(scores.size());
+  for (auto& kv : sum) {
+    kv.second.precision /= n;
+    kv.second.recall /= n;
+    kv.second.fmeasure /= n;
+  }
+  return sum;
+}
+
+}  // namespace kvbench::metrics
