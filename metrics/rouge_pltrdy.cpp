@@ -1,0 +1,165 @@
+#include "metrics/rouge_pltrdy.hpp"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "metrics/unicode.hpp"
+
+namespace kvbench::metrics {
+
+std::vector<std::string> pltrdy_sentences(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t dot = text.find('.', start);
+    std::string piece = text.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (!piece.empty()) out.push_back(python_collapse_ws(piece));
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return out;
+}
+
+namespace {
+
+using Ids = std::vector<int>;
+
+struct Vocab {
+  std::unordered_map<std::string, int> ids;
+  // sentence.split(" "): "" gives [""], "a b" gives ["a", "b"] (no empty pieces otherwise,
+  // since sentences are whitespace-collapsed).
+  Ids words(const std::string& sentence) {
+    Ids out;
+    size_t start = 0;
+    while (true) {
+      size_t sp = sentence.find(' ', start);
+      std::string w = sentence.substr(start, sp == std::string::npos ? std::string::npos : sp - start);
+      out.push_back(ids.emplace(std::move(w), static_cast<int>(ids.size())).first->second);
+      if (sp == std::string::npos) break;
+      start = sp + 1;
+    }
+    return out;
+  }
+};
+
+struct Prepared {
+  Vocab vocab;
+  std::vector<Ids> hyp, ref;
+};
+
+Prepared prepare(const std::string& hypothesis, const std::string& reference) {
+  Prepared p;
+  for (const auto& s : pltrdy_sentences(hypothesis)) p.hyp.push_back(p.vocab.words(s));
+  for (const auto& s : pltrdy_sentences(reference)) p.ref.push_back(p.vocab.words(s));
+  return p;
+}
+
+// Unique n-grams of the concatenated words, as sequences of ids.
+std::set<Ids> ngram_set(const std::vector<Ids>& sentences, size_t n) {
+  Ids all;
+  for (const auto& s : sentences) all.insert(all.end(), s.begin(), s.end());
+  std::set<Ids> out;
+  for (size_t i = 0; i + n <= all.size(); ++i) out.emplace(all.begin() + static_cast<long>(i), all.begin() + static_cast<long>(i + n));
+  return out;
+}
+
+PltrdyPRF rouge_n_sets(const std::vector<Ids>& hyp, const std::vector<Ids>& ref, size_t n) {
+  auto h = ngram_set(hyp, n);
+  auto r = ngram_set(ref, n);
+  size_t overlap = 0;
+  for (const auto& g : h) overlap += r.count(g);
+  PltrdyPRF s;
+  s.p = h.empty() ? 0.0 : static_cast<double>(overlap) / static_cast<double>(h.size());
+  s.r = r.empty() ? 0.0 : static_cast<double>(overlap) / static_cast<double>(r.size());
+  s.f = 2.0 * ((s.p * s.r) / (s.p + s.r + 1e-8));
+  return s;
+}
+
+struct Recon {
+  std::vector<int> words;  // the LCS words (order irrelevant: they go into a set)
+  size_t depth = 0;        // _recon frames needed: backtrack steps + 1
+};
+
+// pltrdy's _recon_lcs(x=reference words, y=hypothesis words), unrolled into a loop that takes
+// the same branch at every step as the recursive original.
+Recon recon_lcs(const Ids& x, const Ids& y) {
+  size_t cols = y.size() + 1;
+  std::vector<int> t((x.size() + 1) * cols, 0);
+  for (size_t i = 1; i <= x.size(); ++i) {
+    for (size_t j = 1; j <= y.size(); ++j) {
+      size_t k = i * cols + j;
+      t[k] = (x[i - 1] == y[j - 1]) ? t[k - cols - 1] + 1 : std::max(t[k - cols], t[k - 1]);
+    }
+  }
+  Recon out;
+  size_t i = x.size(), j = y.size();
+  out.depth = 1;
+  while (i > 0 && j > 0) {
+    ++out.depth;
+    if (x[i - 1] == y[j - 1]) {
+      out.words.push_back(x[i - 1]);
+      --i;
+      --j;
+    } else if (t[(i - 1) * cols + j] > t[i * cols + j - 1]) {
+      --i;
+    } else {
+      --j;
+    }
+  }
+  return out;
+}
+
+PltrdyPRF rouge_l_summary(const std::vector<Ids>& hyp, const std::vector<Ids>& ref,
+                          size_t max_depth) {
+  std::unordered_set<int> ref_words, hyp_words;
+  for (const auto& s : ref) ref_words.insert(s.begin(), s.end());
+  for (const auto& s : hyp) hyp_words.insert(s.begin(), s.end());
+  auto m = static_cast<double>(ref_words.size());
+  auto n = static_cast<double>(hyp_words.size());
+  std::unordered_set<int> uni;
+  long long llcs = 0;
+  for (const auto& r : ref) {
+    size_t before = uni.size();
+    for (const auto& h : hyp) {
+      Recon rc = recon_lcs(r, h);
+      if (max_depth != 0 && rc.depth > max_depth) {
+        throw PltrdyError(PltrdyError::Kind::Recursion,
+                          "RecursionError: maximum recursion depth exceeded");
+      }
+      uni.insert(rc.words.begin(), rc.words.end());
+    }
+    llcs += static_cast<long long>(uni.size() - before);
+  }
+  PltrdyPRF s;
+  s.r = static_cast<double>(llcs) / m;
+  s.p = static_cast<double>(llcs) / n;
+  s.f = 2.0 * ((s.p * s.r) / (s.p + s.r + 1e-8));
+  return s;
+}
+
+}  // namespace
+
+PltrdyScores pltrdy_rouge(const std::string& hypothesis, const std::string& reference,
+                          const PltrdyOptions& options) {
+  Prepared p = prepare(hypothesis, reference);
+  if (p.hyp.empty()) throw PltrdyError(PltrdyError::Kind::HypothesisEmpty, "ValueError: Hypothesis is empty.");
+  if (p.ref.empty()) throw PltrdyError(PltrdyError::Kind::ReferenceEmpty, "ValueError: Reference is empty.");
+  PltrdyScores s;
+  s.rouge1 = rouge_n_sets(p.hyp, p.ref, 1);
+  s.rouge2 = rouge_n_sets(p.hyp, p.ref, 2);
+  s.rougel = rouge_l_summary(p.hyp, p.ref, options.max_recon_depth);
+  return s;
+}
+
+size_t pltrdy_recon_depth_max(const std::string& hypothesis, const std::string& reference) {
+  Prepared p = prepare(hypothesis, reference);
+  size_t depth = 0;
+  for (const auto& r : p.ref) {
+    for (const auto& h : p.hyp) depth = std::max(depth, recon_lcs(r, h).depth);
+  }
+  return depth;
+}
+
+}  // namespace kvbench::metrics
