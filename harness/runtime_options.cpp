@@ -1,0 +1,69 @@
+#include "harness/runtime_options.hpp"
+
+#include <stdexcept>
+
+#include "policies/budget.hpp"
+#include "policies/registry.hpp"
+
+namespace kvbench::harness {
+
+void ModelOptions::add_to(CLI::App& app) {
+  app.add_option("--model", model,
+                 "HF directory, llama2.c .bin, a directory with one .bin and one .model, or the alias stories260K")
+      ->capture_default_str();
+  app.add_option("--tokenizer", tokenizer, "sentencepiece tokenizer.model (default: beside the model)");
+  app.add_option("--device", device, "cpu or cuda")->capture_default_str();
+  app.add_option("--dtype", dtype, "auto, float32, bfloat16 or float16")->capture_default_str();
+}
+
+void PolicyOptions::add_to(CLI::App& app) {
+  app.add_option("--policy", policy, "eviction policy (kvbench policies lists them)")->capture_default_str();
+  app.add_option("--policy-params", params, "policy parameters as a JSON object")->capture_default_str();
+  app.add_option("--budget", budget, "tokens per KV head (512), a fraction of the prompt (20%) or full")
+      ->capture_default_str();
+  app.add_option("--protocol", protocol, "oneshot, stream or decode")->capture_default_str();
+  app.add_option("--block", block, "stream protocol: prompt block size in tokens")->capture_default_str();
+  app.add_option("--seed", seed, "seed for sampling and randomised policies")->capture_default_str();
+}
+
+nlohmann::json PolicyOptions::params_json() const {
+  nlohmann::json parsed;
+  try {
+    parsed = nlohmann::json::parse(params);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw std::invalid_argument("--policy-params is not valid JSON: " + std::string(e.what()));
+  }
+  return policies::resolved_params(policy, parsed);
+}
+
+static torch::ScalarType parse_dtype(const std::string& name, const torch::Device& device) {
+  if (name == "auto") return device.is_cuda() ? torch::kBFloat16 : torch::kFloat32;
+  if (name == "float32") return torch::kFloat32;
+  if (name == "bfloat16") return torch::kBFloat16;
+  if (name == "float16") return torch::kFloat16;
+  throw std::invalid_argument("--dtype must be auto, float32, bfloat16 or float16, got '" + name + "'");
+}
+
+LoadedRuntime load_runtime(const ModelOptions& options) {
+  LoadedRuntime runtime;
+  runtime.loaded = models::load_model(options.model, options.tokenizer);
+  torch::Device device(options.device);
+  if (device.is_cuda() && !torch::cuda::is_available())
+    throw std::runtime_error("--device cuda: no CUDA device is available to libtorch");
+  const torch::ScalarType dtype = parse_dtype(options.dtype, device);
+  models::ModelWeights weights = models::to_device(runtime.loaded.weights, device, dtype);
+  runtime.transformer = std::make_unique<models::Transformer>(runtime.loaded.config, std::move(weights));
+  runtime.tokenizer = std::make_unique<models::Tokenizer>(runtime.loaded.tokenizer_path);
+  return runtime;
+}
+
+models::SessionOptions session_options(const PolicyOptions& options) {
+  models::SessionOptions s;
+  s.protocol = models::parse_protocol(options.protocol);
+  s.block = options.block;
+  s.budget = policies::Budget::parse(options.budget);
+  s.seed = options.seed;
+  return s;
+}
+
+}  // namespace kvbench::harness

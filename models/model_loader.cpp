@@ -1,0 +1,76 @@
+#include "models/model_loader.hpp"
+
+#include <filesystem>
+
+#include "models/llama2c_loader.hpp"
+#include "models/model_error.hpp"
+
+namespace kvbench::models {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<fs::path> files_with_extension(const fs::path& dir, const std::string& ext) {
+  std::vector<fs::path> out;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.is_regular_file() && entry.path().extension() == ext) out.push_back(entry.path());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string tokenizer_beside(const fs::path& dir, const std::string& what) {
+  auto models = files_with_extension(dir, ".model");
+  if (models.size() == 1) return models[0].string();
+  if (models.empty())
+    throw ModelLoadError(what, "no tokenizer: put one sentencepiece .model beside it or pass --tokenizer");
+  throw ModelLoadError(what, "several .model files beside it; choose one with --tokenizer");
+}
+
+// A directory's llama2.c checkpoint: the one legacy float32 .bin (a `-q8` export and llama2.c's
+// tokenizer .bin files are not checkpoints).
+fs::path checkpoint_in(const fs::path& dir) {
+  std::vector<fs::path> found;
+  for (const auto& p : files_with_extension(dir, ".bin")) {
+    const std::string stem = p.stem().string();
+    if (stem.find("-q8") != std::string::npos || stem.rfind("tok", 0) == 0) continue;
+    found.push_back(p);
+  }
+  if (found.size() == 1) return found[0];
+  if (found.empty()) throw ModelLoadError(dir.string(), "no config.json and no llama2.c .bin checkpoint in this directory");
+  throw ModelLoadError(dir.string(), "several .bin checkpoints in this directory; name one");
+}
+
+}  // namespace
+
+LoadedModel locate_model(const std::string& path_in, const std::string& tokenizer) {
+  std::string path = path_in;
+  if (path == "stories260K") path = std::string(KVBENCH_SHARED_DIR) + "/models/stories260K";
+  if (!fs::exists(path)) throw ModelLoadError(path, "no such model file or directory");
+  LoadedModel m;
+  m.name = fs::path(path).filename().string();
+  fs::path bin;
+  if (fs::is_directory(path)) {
+    if (fs::exists(fs::path(path) / "config.json"))
+      throw ModelLoadError(path, "Hugging Face directories need the safetensors loader (models/hf_loader)");
+    bin = checkpoint_in(path);
+  } else {
+    bin = path;
+  }
+  m.weights_path = bin.string();
+  m.weight_files = {bin.string()};
+  m.tokenizer_path = tokenizer.empty() ? tokenizer_beside(bin.parent_path(), bin.string()) : tokenizer;
+  if (!fs::is_regular_file(m.tokenizer_path)) throw ModelLoadError(m.tokenizer_path, "tokenizer file not found");
+  if (m.name.size() > 4 && m.name.substr(m.name.size() - 4) == ".bin") m.name = bin.stem().string();
+  return m;
+}
+
+LoadedModel load_model(const std::string& path, const std::string& tokenizer) {
+  LoadedModel m = locate_model(path, tokenizer);
+  Llama2cCheckpoint ck = load_llama2c(m.weights_path);
+  m.config = ck.config;
+  m.weights = std::move(ck.weights);
+  validate_weights(m.config, m.weights, m.weights_path);
+  return m;
+}
+
+}  // namespace kvbench::models

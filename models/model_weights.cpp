@@ -1,0 +1,81 @@
+#include "models/model_weights.hpp"
+
+#include <sstream>
+
+#include "models/model_error.hpp"
+
+namespace kvbench::models {
+namespace {
+
+std::string shape_of(const torch::Tensor& t) {
+  std::ostringstream out;
+  out << t.sizes();
+  return out.str();
+}
+
+void expect(const std::string& origin, const std::string& name, const torch::Tensor& t, std::vector<int64_t> shape) {
+  if (!t.defined()) throw ModelLoadError(origin, "missing tensor '" + name + "'");
+  if (t.sizes().vec() != shape) {
+    std::ostringstream want;
+    want << c10::IntArrayRef(shape);
+    throw ModelLoadError(origin, "tensor '" + name + "' has shape " + shape_of(t) + ", the config implies " + want.str());
+  }
+}
+
+}  // namespace
+
+void validate_weights(const ModelConfig& c, const ModelWeights& w, const std::string& origin) {
+  const int64_t d = c.dim, q = c.n_heads * c.head_dim, kv = c.n_kv_heads * c.head_dim, h = c.hidden_dim;
+  expect(origin, "embedding", w.embedding, {c.vocab_size, d});
+  expect(origin, "final_norm", w.final_norm, {d});
+  expect(origin, "lm_head", w.lm_head, {c.vocab_size, d});
+  if (static_cast<int64_t>(w.layers.size()) != c.n_layers)
+    throw ModelLoadError(origin, "has " + std::to_string(w.layers.size()) + " layers, the config says " +
+                                     std::to_string(c.n_layers));
+  for (int64_t l = 0; l < c.n_layers; ++l) {
+    const LayerWeights& lw = w.layers[l];
+    const std::string p = "layers." + std::to_string(l) + ".";
+    expect(origin, p + "attn_norm", lw.attn_norm, {d});
+    expect(origin, p + "wq", lw.wq, {q, d});
+    expect(origin, p + "wk", lw.wk, {kv, d});
+    expect(origin, p + "wv", lw.wv, {kv, d});
+    expect(origin, p + "wo", lw.wo, {d, q});
+    expect(origin, p + "ffn_norm", lw.ffn_norm, {d});
+    expect(origin, p + "w_gate", lw.w_gate, {h, d});
+    expect(origin, p + "w_down", lw.w_down, {d, h});
+    expect(origin, p + "w_up", lw.w_up, {h, d});
+    if (c.qkv_bias) {
+      expect(origin, p + "bq", lw.bq, {q});
+      expect(origin, p + "bk", lw.bk, {kv});
+      expect(origin, p + "bv", lw.bv, {kv});
+    }
+  }
+}
+
+ModelWeights to_device(const ModelWeights& w, torch::Device device, torch::ScalarType dtype) {
+  auto move = [&](const torch::Tensor& t) { return t.defined() ? t.to(device, dtype).contiguous() : t; };
+  ModelWeights out;
+  out.embedding = move(w.embedding);
+  out.final_norm = move(w.final_norm);
+  // A tied head stays one tensor on the device.
+  out.lm_head = w.lm_head.is_same(w.embedding) ? out.embedding : move(w.lm_head);
+  for (const LayerWeights& l : w.layers) {
+    LayerWeights m;
+    m.attn_norm = move(l.attn_norm);
+    m.wq = move(l.wq);
+    m.wk = move(l.wk);
+    m.wv = move(l.wv);
+    m.wo = move(l.wo);
+    m.bq = move(l.bq);
+    m.bk = move(l.bk);
+    m.bv = move(l.bv);
+    m.ffn_norm = move(l.ffn_norm);
+    m.w_gate = move(l.w_gate);
+    m.w_down = move(l.w_down);
+    m.w_up = move(l.w_up);
+    out.layers.push_back(m);
+  }
+  return out;
+}
+
+}  // namespace kvbench::models

@@ -1,0 +1,118 @@
+// Invariants every registered policy must satisfy on the real model:
+//  1. after any compress() no layer/head holds more than its budget (property test over random
+//     budgets, prompt lengths, block sizes and protocols);
+//  2. with a budget at least the sequence length, the logits are exactly Full's.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "models/model_loader.hpp"
+#include "models/transformer.hpp"
+#include "models/inference_session.hpp"
+#include "policies/registry.hpp"
+
+namespace kvbench::policies {
+namespace {
+
+// Forwards every call to the policy under test and checks the budget right after each compress().
+class BudgetChecker : public Policy {
+ public:
+  explicit BudgetChecker(std::unique_ptr<Policy> inner) : inner_(std::move(inner)) {}
+  std::string name() const override { return inner_->name(); }
+  StatsRequest wants() const override { return inner_->wants(); }
+  PositionMode position_mode() const override { return inner_->position_mode(); }
+  double logit_scale(int64_t n) const override { return inner_->logit_scale(n); }
+  void begin(const SequenceInfo& info) override { inner_->begin(info); }
+  void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase phase) override {
+    inner_->observe(layer, cache, stats, phase);
+  }
+  void compress(int64_t layer, LayerCache& cache, Phase phase) override {
+    inner_->compress(layer, cache, phase);
+    ++compressions;
+    const int64_t budget = inner_->layer_budget(layer);
+    torch::Tensor lengths = cache.head_lengths();
+    for (int64_t h = 0; h < lengths.size(0); ++h) {
+      const int64_t held = lengths[h].item<int64_t>();
+      if (held > budget)
+        violations.push_back(name() + " layer " + std::to_string(layer) + " head " + std::to_string(h) + " holds " +
+                             std::to_string(held) + " > budget " + std::to_string(budget) + " (" + to_string(phase) + ")");
+    }
+  }
+  int64_t layer_budget(int64_t layer) const override { return inner_->layer_budget(layer); }
+
+  std::vector<std::string> violations;
+  int64_t compressions = 0;
+
+ private:
+  std::unique_ptr<Policy> inner_;
+};
+
+class PolicyInvariants : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    loaded_ = new models::LoadedModel(models::load_model("stories260K"));
+    model_ = new models::Transformer(loaded_->config, loaded_->weights);
+  }
+  static std::vector<int64_t> tokens(int64_t n, std::mt19937_64& rng) {
+    std::vector<int64_t> t{1};
+    for (int64_t i = 1; i < n; ++i) t.push_back(3 + static_cast<int64_t>(rng() % 500));
+    return t;
+  }
+  static models::LoadedModel* loaded_;
+  static models::Transformer* model_;
+};
+models::LoadedModel* PolicyInvariants::loaded_ = nullptr;
+models::Transformer* PolicyInvariants::model_ = nullptr;
+
+TEST_F(PolicyInvariants, NoHeadEverExceedsItsBudget) {
+  std::mt19937_64 rng(20261123);
+  for (const auto& info : registered_policies()) {
+    if (info.name == "full") continue;
+    for (int trial = 0; trial < 6; ++trial) {
+      const int64_t length = 20 + static_cast<int64_t>(rng() % 90);
+      const int64_t budget = 8 + static_cast<int64_t>(rng() % 40);
+      const models::Protocol protocol = static_cast<models::Protocol>(rng() % 3);
+      models::SessionOptions options;
+      options.protocol = protocol;
+      options.block = 1 + static_cast<int64_t>(rng() % 9);
+      options.budget = trial % 2 ? Budget::tokens(budget) : Budget::fraction(0.3 + 0.1 * (trial % 3));
+      options.seed = trial;
+      BudgetChecker checker(make_policy(info.name));
+      models::InferenceSession session(*model_, &checker, options);
+      torch::Tensor logits = session.prefill(tokens(length, rng));
+      for (int step = 0; step < 6; ++step) logits = session.step(logits.reshape({-1}).argmax().item<int64_t>());
+      SCOPED_TRACE(info.name + " protocol " + models::to_string(protocol) + " block " + std::to_string(options.block) +
+                   " budget " + options.budget.to_string() + " length " + std::to_string(length));
+      EXPECT_GT(checker.compressions, 0);
+      EXPECT_TRUE(checker.violations.empty()) << checker.violations.front();
+    }
+  }
+}
+
+TEST_F(PolicyInvariants, BudgetAtLeastTheSequenceGivesFullLogits) {
+  std::mt19937_64 rng(7);
+  const std::vector<int64_t> prompt = tokens(60, rng);
+  for (const auto& info : registered_policies()) {
+    for (models::Protocol protocol : {models::Protocol::kOneShot, models::Protocol::kStream, models::Protocol::kDecode}) {
+      models::SessionOptions options;
+      options.protocol = protocol;
+      options.block = 5;
+      models::InferenceSession full(*model_, nullptr, options);
+      options.budget = Budget::tokens(1000);
+      auto policy = make_policy(info.name);
+      models::InferenceSession evicting(*model_, policy.get(), options);
+      torch::Tensor a = full.prefill(prompt, true), b = evicting.prefill(prompt, true);
+      double worst = (a - b).abs().max().item<double>();
+      for (int step = 0; step < 15; ++step) {
+        const int64_t next = a.reshape({-1, a.size(-1)})[-1].argmax().item<int64_t>();
+        a = full.step(next);
+        b = evicting.step(next);
+        worst = std::max(worst, (a - b).abs().max().item<double>());
+      }
+      EXPECT_LE(worst, 1e-4) << info.name << " under " << models::to_string(protocol);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kvbench::policies
