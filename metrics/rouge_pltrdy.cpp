@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "metrics/lcs_backtrack.hpp"
 #include "metrics/unicode.hpp"
 
 namespace kvbench::metrics {
@@ -82,32 +83,13 @@ struct Recon {
   size_t depth = 0;        // _recon frames needed: backtrack steps + 1
 };
 
-// pltrdy's _recon_lcs(x=reference words, y=hypothesis words), unrolled into a loop that takes
-// the same branch at every step as the recursive original.
+// pltrdy's _recon_lcs(x=reference words, y=hypothesis words): the recursive `_recon` takes, at
+// every step, the branch lcs_backtrack's kPltrdy rule takes; one frame per step plus the last.
 Recon recon_lcs(const Ids& x, const Ids& y) {
-  size_t cols = y.size() + 1;
-  std::vector<int> t((x.size() + 1) * cols, 0);
-  for (size_t i = 1; i <= x.size(); ++i) {
-    for (size_t j = 1; j <= y.size(); ++j) {
-      size_t k = i * cols + j;
-      t[k] = (x[i - 1] == y[j - 1]) ? t[k - cols - 1] + 1 : std::max(t[k - cols], t[k - 1]);
-    }
-  }
+  detail::LcsPath path = detail::lcs_backtrack(x, y, detail::LcsTie::kPltrdy);
   Recon out;
-  size_t i = x.size(), j = y.size();
-  out.depth = 1;
-  while (i > 0 && j > 0) {
-    ++out.depth;
-    if (x[i - 1] == y[j - 1]) {
-      out.words.push_back(x[i - 1]);
-      --i;
-      --j;
-    } else if (t[(i - 1) * cols + j] > t[i * cols + j - 1]) {
-      --i;
-    } else {
-      --j;
-    }
-  }
+  out.depth = path.steps + 1;
+  for (size_t i : path.x_indices) out.words.push_back(x[i]);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "metrics/lcs_backtrack.hpp"
 #include "metrics/porter_stemmer.hpp"
 #include "metrics/unicode.hpp"
 
@@ -55,42 +56,9 @@ struct Interner {
   }
 };
 
-// (len(ref)+1) x (len(can)+1) LCS table, row-major.
-std::vector<int> lcs_table(const Ids& ref, const Ids& can) {
-  size_t rows = ref.size(), cols = can.size();
-  std::vector<int> t((rows + 1) * (cols + 1), 0);
-  for (size_t i = 1; i <= rows; ++i) {
-    for (size_t j = 1; j <= cols; ++j) {
-      size_t k = i * (cols + 1) + j;
-      if (ref[i - 1] == can[j - 1]) {
-        t[k] = t[k - cols - 2] + 1;
-      } else {
-        t[k] = std::max(t[k - cols - 1], t[k - 1]);
-      }
-    }
-  }
-  return t;
-}
-
-// rouge_score's _backtrack_norec: indices into ref of one LCS.
+// rouge_score's _backtrack_norec: indices into ref of one LCS (order irrelevant to callers).
 std::vector<size_t> lcs_indices(const Ids& ref, const Ids& can) {
-  std::vector<int> t = lcs_table(ref, can);
-  size_t cols = can.size() + 1;
-  size_t i = ref.size(), j = can.size();
-  std::vector<size_t> out;
-  while (i > 0 && j > 0) {
-    if (ref[i - 1] == can[j - 1]) {
-      out.push_back(i - 1);
-      --i;
-      --j;
-    } else if (t[i * cols + j - 1] > t[(i - 1) * cols + j]) {
-      --j;
-    } else {
-      --i;
-    }
-  }
-  std::reverse(out.begin(), out.end());
-  return out;
+  return detail::lcs_backtrack(ref, can, detail::LcsTie::kGoogle).x_indices;
 }
 
 }  // namespace
