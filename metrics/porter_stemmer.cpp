@@ -1,6 +1,5 @@
 #include "metrics/porter_stemmer.hpp"
 
-#include <functional>
 #include <unordered_map>
 #include <vector>
 
@@ -10,12 +9,13 @@ namespace kvbench::metrics {
 namespace {
 
 using Word = std::u32string;
-using Cond = std::function<bool(const Word&)>;
+// A rule's condition sees the stem (word minus suffix) and the whole word.
+using Cond = bool (*)(const Word& stem, const Word& word);
 
 struct Rule {
   Word suffix;  // U"*d" = ends with a double consonant
   Word replacement;
-  Cond condition;  // empty = unconditional
+  Cond condition;  // nullptr = unconditional
 };
 
 bool is_vowel(char32_t c) { return c == 'a' || c == 'e' || c == 'i' || c == 'o' || c == 'u'; }
@@ -36,35 +36,29 @@ bool is_consonant(const Word& w, size_t i) {
   return cons;
 }
 
-std::vector<bool> cv(const Word& w) {
-  std::vector<bool> out(w.size());
-  for (size_t k = 0; k < w.size(); ++k) {
-    char32_t c = w[k];
-    if (is_vowel(c)) {
-      out[k] = false;
-    } else if (c == 'y') {
-      out[k] = (k == 0) ? true : !out[k - 1];
-    } else {
-      out[k] = true;
-    }
-  }
-  return out;
-}
-
 // Number of "vc" occurrences in the consonant/vowel pattern.
 int measure(const Word& stem) {
-  auto c = cv(stem);
   int m = 0;
-  for (size_t k = 1; k < c.size(); ++k) m += (!c[k - 1] && c[k]) ? 1 : 0;
+  bool prev = true;  // consonant-ness of the previous letter (unused for k = 0)
+  for (size_t k = 0; k < stem.size(); ++k) {
+    char32_t c = stem[k];
+    bool cons = is_vowel(c) ? false : (c == 'y' ? (k == 0 ? true : !prev) : true);
+    if (k > 0 && !prev && cons) ++m;
+    prev = cons;
+  }
   return m;
 }
 
-bool positive_measure(const Word& stem) { return measure(stem) > 0; }
+bool positive_measure(const Word& stem, const Word&) { return measure(stem) > 0; }
+bool measure_gt1(const Word& stem, const Word&) { return measure(stem) > 1; }
 
 bool contains_vowel(const Word& stem) {
-  auto c = cv(stem);
-  for (bool b : c) {
-    if (!b) return true;
+  bool prev = true;
+  for (size_t k = 0; k < stem.size(); ++k) {
+    char32_t c = stem[k];
+    bool cons = is_vowel(c) ? false : (c == 'y' ? (k == 0 ? true : !prev) : true);
+    if (!cons) return true;
+    prev = cons;
   }
   return false;
 }
@@ -75,12 +69,9 @@ bool ends_double_consonant(const Word& w) {
 
 bool ends_cvc(const Word& w) {
   size_t n = w.size();
-  if (n >= 3) {
-    auto c = cv(w);
-    if (c[n - 3] && !c[n - 2] && c[n - 1] && w[n - 1] != 'w' && w[n - 1] != 'x' &&
-        w[n - 1] != 'y') {
-      return true;
-    }
+  if (n >= 3 && is_consonant(w, n - 3) && !is_consonant(w, n - 2) && is_consonant(w, n - 1) &&
+      w[n - 1] != 'w' && w[n - 1] != 'x' && w[n - 1] != 'y') {
+    return true;
   }
   return n == 2 && !is_consonant(w, 0) && is_consonant(w, 1);  // NLTK extension
 }
@@ -97,12 +88,12 @@ Word apply_rules(const Word& word, const std::vector<Rule>& rules) {
   for (const auto& r : rules) {
     if (r.suffix == U"*d" && ends_double_consonant(word)) {
       Word stem = drop(word, 2);
-      if (!r.condition || r.condition(stem)) return stem + r.replacement;
+      if (!r.condition || r.condition(stem, word)) return stem + r.replacement;
       return word;
     }
     if (ends_with(word, r.suffix)) {
       Word stem = drop(word, r.suffix.size());
-      if (!r.condition || r.condition(stem)) return stem + r.replacement;
+      if (!r.condition || r.condition(stem, word)) return stem + r.replacement;
       return word;
     }
   }
@@ -111,8 +102,9 @@ Word apply_rules(const Word& word, const std::vector<Rule>& rules) {
 
 Word step1a(const Word& w) {
   if (ends_with(w, U"ies") && w.size() == 4) return drop(w, 3) + U"ie";
-  return apply_rules(w, {{U"sses", U"ss", {}}, {U"ies", U"i", {}}, {U"ss", U"ss", {}},
-                         {U"s", U"", {}}});
+  static const std::vector<Rule> rules = {
+      {U"sses", U"ss", nullptr}, {U"ies", U"i", nullptr}, {U"ss", U"ss", nullptr}, {U"s", U"", nullptr}};
+  return apply_rules(w, rules);
 }
 
 Word step1b(const Word& w) {
@@ -133,24 +125,31 @@ Word step1b(const Word& w) {
     }
   }
   if (!ok) return w;
-  char32_t last = inter.empty() ? 0 : inter.back();
-  return apply_rules(
-      inter, {{U"at", U"ate", {}},
-              {U"bl", U"ble", {}},
-              {U"iz", U"ize", {}},
-              {U"*d", Word(1, last), [last](const Word&) { return last != 'l' && last != 's' && last != 'z'; }},
-              {U"", U"e", [](const Word& s) { return measure(s) == 1 && ends_cvc(s); }}});
+  // at -> ate, bl -> ble, iz -> ize, (*d and not *l/*s/*z) -> single letter, (m=1 and *o) -> +e.
+  // The first rule whose suffix matches decides (apply_rules semantics), spelled out here
+  // because the *d replacement depends on the word.
+  if (ends_with(inter, U"at")) return inter + U"e";
+  if (ends_with(inter, U"bl")) return inter + U"e";
+  if (ends_with(inter, U"iz")) return inter + U"e";
+  if (ends_double_consonant(inter)) {
+    char32_t last = inter.back();
+    if (last != 'l' && last != 's' && last != 'z') return drop(inter, 1);
+    return inter;
+  }
+  if (measure(inter) == 1 && ends_cvc(inter)) return inter + U"e";
+  return inter;
 }
 
 Word step1c(const Word& w) {
-  return apply_rules(
-      w, {{U"y", U"i", [](const Word& s) { return s.size() > 1 && is_consonant(s, s.size() - 1); }}});
+  static const std::vector<Rule> rules = {
+      {U"y", U"i", [](const Word& s, const Word&) { return s.size() > 1 && is_consonant(s, s.size() - 1); }}};
+  return apply_rules(w, rules);
 }
 
 Word step2(const Word& w) {
-  if (ends_with(w, U"alli") && positive_measure(drop(w, 4))) return step2(drop(w, 4) + U"al");
-  Cond pm = positive_measure;
-  std::vector<Rule> rules = {
+  if (ends_with(w, U"alli") && measure(drop(w, 4)) > 0) return step2(drop(w, 4) + U"al");
+  const Cond pm = positive_measure;
+  static const std::vector<Rule> rules = {
       {U"ational", U"ate", pm}, {U"tional", U"tion", pm}, {U"enci", U"ence", pm},
       {U"anci", U"ance", pm},   {U"izer", U"ize", pm},    {U"bli", U"ble", pm},
       {U"alli", U"al", pm},     {U"entli", U"ent", pm},   {U"eli", U"e", pm},
@@ -159,27 +158,29 @@ Word step2(const Word& w) {
       {U"fulness", U"ful", pm}, {U"ousness", U"ous", pm}, {U"aliti", U"al", pm},
       {U"iviti", U"ive", pm},   {U"biliti", U"ble", pm},  {U"fulli", U"ful", pm},
       // the 'l' of 'logi' stays with the stem for the measure (geo-, theo-)
-      {U"logi", U"log", [&w](const Word&) { return positive_measure(drop(w, 3)); }},
+      {U"logi", U"log", [](const Word&, const Word& word) { return measure(drop(word, 3)) > 0; }},
   };
   return apply_rules(w, rules);
 }
 
 Word step3(const Word& w) {
-  Cond pm = positive_measure;
-  return apply_rules(w, {{U"icate", U"ic", pm}, {U"ative", U"", pm}, {U"alize", U"al", pm},
-                         {U"iciti", U"ic", pm}, {U"ical", U"ic", pm}, {U"ful", U"", pm},
-                         {U"ness", U"", pm}});
+  const Cond pm = positive_measure;
+  static const std::vector<Rule> rules = {{U"icate", U"ic", pm}, {U"ative", U"", pm},
+                                          {U"alize", U"al", pm}, {U"iciti", U"ic", pm},
+                                          {U"ical", U"ic", pm},  {U"ful", U"", pm},
+                                          {U"ness", U"", pm}};
+  return apply_rules(w, rules);
 }
 
 Word step4(const Word& w) {
-  Cond gt1 = [](const Word& s) { return measure(s) > 1; };
-  return apply_rules(
-      w, {{U"al", U"", gt1},   {U"ance", U"", gt1}, {U"ence", U"", gt1}, {U"er", U"", gt1},
+  const Cond gt1 = measure_gt1;
+  static const std::vector<Rule> rules = {{U"al", U"", gt1},   {U"ance", U"", gt1}, {U"ence", U"", gt1}, {U"er", U"", gt1},
           {U"ic", U"", gt1},   {U"able", U"", gt1}, {U"ible", U"", gt1}, {U"ant", U"", gt1},
           {U"ement", U"", gt1}, {U"ment", U"", gt1}, {U"ent", U"", gt1},
-          {U"ion", U"", [](const Word& s) { return measure(s) > 1 && (s.back() == 's' || s.back() == 't'); }},
+          {U"ion", U"", [](const Word& s, const Word&) { return measure(s) > 1 && (s.back() == 's' || s.back() == 't'); }},
           {U"ou", U"", gt1},   {U"ism", U"", gt1},  {U"ate", U"", gt1},  {U"iti", U"", gt1},
-          {U"ous", U"", gt1},  {U"ive", U"", gt1},  {U"ize", U"", gt1}});
+          {U"ous", U"", gt1},  {U"ive", U"", gt1},  {U"ize", U"", gt1}};
+  return apply_rules(w, rules);
 }
 
 Word step5a(const Word& w) {
@@ -193,7 +194,9 @@ Word step5a(const Word& w) {
 }
 
 Word step5b(const Word& w) {
-  return apply_rules(w, {{U"ll", U"l", [&w](const Word&) { return measure(drop(w, 1)) > 1; }}});
+  static const std::vector<Rule> rules = {
+      {U"ll", U"l", [](const Word&, const Word& word) { return measure(drop(word, 1)) > 1; }}};
+  return apply_rules(w, rules);
 }
 
 const std::unordered_map<Word, Word>& pool() {
