@@ -36,8 +36,11 @@ LcsPath lcs_backtrack(const std::vector<int>& x, const std::vector<int>& y, LcsT
   size_t block = (rows + 1) * w <= (size_t{1} << 22)
                      ? rows
                      : std::max<size_t>(1, static_cast<size_t>(std::sqrt(static_cast<double>(rows))));
-  // Checkpoint rows 0, block, 2*block, ...
-  std::vector<std::vector<uint32_t>> checkpoints;
+  // Checkpoint rows 0, block, 2*block, ... (just row 0 for a whole table). Buffers are reused
+  // across calls: summary-level ROUGE runs this for every sentence pair.
+  thread_local std::vector<std::vector<uint32_t>> checkpoints;
+  thread_local std::vector<uint32_t> rows_buf;
+  checkpoints.clear();
   {
     std::vector<uint32_t> zero(w, 0), buf;
     checkpoints.push_back(zero);
@@ -46,7 +49,6 @@ LcsPath lcs_backtrack(const std::vector<int>& x, const std::vector<int>& y, LcsT
       checkpoints.emplace_back(buf.end() - static_cast<long>(w), buf.end());
     }
   }
-  std::vector<uint32_t> rows_buf;
   size_t loaded_r0 = SIZE_MAX;
   auto t = [&](size_t i, size_t j) -> uint32_t { return rows_buf[(i - loaded_r0) * w + j]; };
   size_t i = rows, j = y.size();

@@ -1,7 +1,7 @@
 #include "metrics/rouge_pltrdy.hpp"
 
 #include <algorithm>
-#include <set>
+#include <cstdint>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -57,12 +57,16 @@ Prepared prepare(const std::string& hypothesis, const std::string& reference) {
   return p;
 }
 
-// Unique n-grams of the concatenated words, as sequences of ids.
-std::set<Ids> ngram_set(const std::vector<Ids>& sentences, size_t n) {
+// Unique n-grams (n = 1 or 2) of the concatenated words, each packed into 64 bits.
+std::unordered_set<uint64_t> ngram_set(const std::vector<Ids>& sentences, size_t n) {
   Ids all;
   for (const auto& s : sentences) all.insert(all.end(), s.begin(), s.end());
-  std::set<Ids> out;
-  for (size_t i = 0; i + n <= all.size(); ++i) out.emplace(all.begin() + static_cast<long>(i), all.begin() + static_cast<long>(i + n));
+  std::unordered_set<uint64_t> out;
+  for (size_t i = 0; i + n <= all.size(); ++i) {
+    uint64_t key = static_cast<uint32_t>(all[i]);
+    if (n == 2) key = (key << 32) | static_cast<uint32_t>(all[i + 1]);
+    out.insert(key);
+  }
   return out;
 }
 
@@ -70,7 +74,7 @@ PltrdyPRF rouge_n_sets(const std::vector<Ids>& hyp, const std::vector<Ids>& ref,
   auto h = ngram_set(hyp, n);
   auto r = ngram_set(ref, n);
   size_t overlap = 0;
-  for (const auto& g : h) overlap += r.count(g);
+  for (uint64_t g : h) overlap += r.count(g);
   PltrdyPRF s;
   s.p = h.empty() ? 0.0 : static_cast<double>(overlap) / static_cast<double>(h.size());
   s.r = r.empty() ? 0.0 : static_cast<double>(overlap) / static_cast<double>(r.size());
