@@ -56,11 +56,15 @@ double numpy_pairwise_sum(const double* a, size_t n) {
 
 std::optional<double> bucket_score(const std::vector<double>& v) {
   if (v.empty()) return std::nullopt;  // np.mean([]) is NaN
-  double mean = numpy_pairwise_sum(v.data(), v.size()) / static_cast<double>(v.size());
-  return numpy_round(100 * mean, 2);
+  return numpy_round(100 * numpy_mean(v), 2);
 }
 
 }  // namespace
+
+double numpy_mean(const std::vector<double>& values) {
+  if (values.empty()) return std::nan("");
+  return numpy_pairwise_sum(values.data(), values.size()) / static_cast<double>(values.size());
+}
 
 LongBenchAggregate lb_scorer(const std::string& dataset, const std::vector<std::string>& predictions,
                              const std::vector<std::vector<std::string>>& answers,

@@ -67,6 +67,10 @@ double python_round(double x, int ndigits);
 // numpy round(x, decimals) on a float64: y = x * 10^d; rint(y) / 10^d.
 double numpy_round(double x, int decimals);
 
+// np.mean of a float64 list: numpy's pairwise summation (8 accumulators up to 128 elements,
+// halves above), divided by n. NaN for an empty list.
+double numpy_mean(const std::vector<double>& values);
+
 struct LongBenchAggregate {
   std::vector<double> per_example;  // max(0, metric over answers), after the first-line rule
   double total_score = 0.0;         // sequential float sum

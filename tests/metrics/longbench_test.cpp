@@ -2,6 +2,7 @@
 // The *_zh metrics (qa_f1_zh_score, rouge_zh_score, retrieval_zh_score) need jieba and are out
 // of scope: those cases and aggregates (multifieldqa_zh, dureader, passage_retrieval_zh) are
 // skipped here, and counted in the summary line.
+#include <cmath>
 #include <iomanip>
 
 #include "golden.hpp"
@@ -160,6 +161,16 @@ TEST(LongBench, Rounding) {
   EXPECT_EQ(numpy_round(1.005, 2), 1.0);
   EXPECT_THROW(lb_metric_for_dataset("dureader"), std::invalid_argument);
   EXPECT_EQ(lb_metric_for_dataset("gov_report_e"), "rouge_score");
+}
+
+TEST(LongBench, NumpyPairwiseMean) {
+  // 1e16 + 1 rounds back to 1e16 (tie to even), so a sequential sum stays at 1e16; numpy's
+  // 8-accumulator block gives ((1e16+1)+(1+1)) + ((1+1)+(1+1)) + 1 = 1e16 + 8.
+  std::vector<double> v = {1e16, 1, 1, 1, 1, 1, 1, 1, 1};
+  EXPECT_EQ(numpy_mean(v), (1e16 + 8) / 9);
+  EXPECT_NE(numpy_mean(v), 1e16 / 9);
+  EXPECT_EQ(numpy_mean({0.5, 0.25}), 0.375);
+  EXPECT_TRUE(std::isnan(numpy_mean({})));
 }
 
 TEST(LongBench, DifflibAutojunk) {
