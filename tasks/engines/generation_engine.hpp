@@ -1,0 +1,32 @@
+#pragma once
+// Generate-and-score: one prompt through the job's policy/protocol, greedy unless the task says
+// otherwise, cut at the task's stop strings.
+#include <string>
+#include <vector>
+
+#include "tasks/task.hpp"
+
+namespace kvbench::tasks {
+
+struct DecodingSettings {
+  int64_t max_new_tokens = 64;
+  std::vector<std::string> stop_strings;  // the completion is cut before the first one
+  bool stop_at_eos = true;
+  double temperature = 0.0;
+  double top_p = 1.0;
+  nlohmann::json to_json() const;
+};
+
+struct Completion {
+  std::string text;
+  std::vector<int64_t> tokens;
+  int64_t prompt_tokens = 0;
+};
+
+// Runs the prompt (already tokenised, BOS included) and returns the completion text.
+Completion complete(const TaskContext& ctx, const std::vector<int64_t>& prompt, const DecodingSettings& decoding);
+
+// Tokenises with BOS.
+std::vector<int64_t> encode_prompt(const TaskContext& ctx, const std::string& text);
+
+}  // namespace kvbench::tasks

@@ -1,0 +1,79 @@
+#pragma once
+// A task = dataset + prompt template + protocol + metric mapping. One instance runs one job.
+#include <nlohmann/json.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/inference_session.hpp"
+#include "models/tokenizer.hpp"
+#include "models/transformer.hpp"
+#include "policies/policy.hpp"
+#include "tasks/run_task.hpp"
+
+namespace kvbench::tasks {
+
+// Throughput and memory of a job, accumulated by the engines over every sequence they run.
+struct RunMeter {
+  int64_t prefill_tokens = 0;
+  double prefill_seconds = 0;
+  int64_t decode_tokens = 0;
+  double decode_seconds = 0;
+  int64_t kv_logical_bytes_peak = 0;
+  int64_t max_cache_len = 0;
+  void add_session(const models::InferenceSession& session);
+  nlohmann::json timings() const;
+};
+
+// Everything a task needs to run one job: the model, and how to make the policy for a sequence.
+struct TaskContext {
+  const models::Transformer* model = nullptr;
+  const models::Tokenizer* tokenizer = nullptr;
+  std::string model_name;
+  std::string policy_name = "full";
+  nlohmann::json policy_params = nlohmann::json::object();
+  std::string budget = "full";
+  std::string protocol = "oneshot";
+  int64_t block = 1;
+  uint64_t seed = 0;
+  int64_t limit = 0;  // examples, 0 = all
+  nlohmann::json params = nlohmann::json::object();  // task_params
+  std::string data_root;
+  ProgressFn progress;
+  std::shared_ptr<RunMeter> meter = std::make_shared<RunMeter>();
+
+  // A fresh policy instance (one per sequence: policies keep per-sequence state).
+  std::unique_ptr<policies::Policy> make_policy() const;
+  models::SessionOptions session_options() const;
+  // The same context with the Full cache (fidelity tasks' reference run).
+  TaskContext with_full_cache() const;
+  int64_t max_context() const { return model->config().max_seq_len; }
+  // A task parameter with a default, type-checked ("task_params.documents must be integer").
+  template <typename T>
+  T param(const std::string& key, const T& fallback) const;
+};
+
+class Task {
+ public:
+  virtual ~Task() = default;
+  // Prompt template, truncation, decoding, stop rules, max new tokens, metric: what `kvbench tasks`
+  // prints and what the result records.
+  virtual nlohmann::json settings() const = 0;
+  // The data files read (their sha256 enters the job id).
+  virtual std::vector<std::string> data_files(const TaskContext& ctx) const = 0;
+  // {"metrics": {aggregates}, "examples": [...]}.
+  virtual nlohmann::json run(const TaskContext& ctx) const = 0;
+};
+
+template <typename T>
+T TaskContext::param(const std::string& key, const T& fallback) const {
+  if (!params.contains(key)) return fallback;
+  try {
+    return params.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw std::invalid_argument("task_params." + key + " has the wrong type: " + params.at(key).dump());
+  }
+}
+
+}  // namespace kvbench::tasks
