@@ -66,9 +66,15 @@ bool is_case_ignorable(char32_t c) {
     default:
       break;
   }
-  // Word_Break MidLetter / MidNumLet / Single_Quote members that matter in practice.
-  return c == U'\'' || c == U'.' || c == U':' || c == 0x00B7 || c == 0x2018 || c == 0x2019 ||
-         c == 0x2024 || c == 0xFE52 || c == 0xFF07 || c == 0xFF0E || c == 0x00AD;
+  // Word_Break MidLetter, MidNumLet and Single_Quote (Unicode 14).
+  switch (c) {
+    case U'\'': case U'.': case U':': case 0x00B7: case 0x0387: case 0x055F: case 0x05F4:
+    case 0x2018: case 0x2019: case 0x2024: case 0x2027: case 0xFE13: case 0xFE52: case 0xFE55:
+    case 0xFF07: case 0xFF0E: case 0xFF1A:
+      return true;
+    default:
+      return false;
+  }
 }
 
 // Python's Final_Sigma: preceded by a cased letter and not followed by one (case-ignorables
