@@ -66,16 +66,19 @@ std::vector<size_t> lcs_indices(const Ids& ref, const Ids& can) {
 RougeScore rouge_n(const std::vector<std::string>& target_tokens,
                    const std::vector<std::string>& prediction_tokens, int n) {
   if (n < 1) throw std::invalid_argument("rouge_n: n must be >= 1");
-  auto ngrams = [n](const std::vector<std::string>& toks) {
-    std::map<std::vector<std::string>, long long> counts;
-    for (size_t i = 0; i + static_cast<size_t>(n) <= toks.size(); ++i) {
-      ++counts[std::vector<std::string>(toks.begin() + static_cast<long>(i),
-                                        toks.begin() + static_cast<long>(i) + n)];
+  // Tokens are interned to ids; an n-gram is the raw bytes of its n ids (a hashable key).
+  Interner in;
+  Ids t_ids = in.map(target_tokens), p_ids = in.map(prediction_tokens);
+  auto ngrams = [n](const Ids& ids) {
+    std::unordered_map<std::string, long long> counts;
+    auto len = static_cast<size_t>(n);
+    for (size_t i = 0; i + len <= ids.size(); ++i) {
+      ++counts[std::string(reinterpret_cast<const char*>(ids.data() + i), len * sizeof(int))];
     }
     return counts;
   };
-  auto t = ngrams(target_tokens);
-  auto p = ngrams(prediction_tokens);
+  auto t = ngrams(t_ids);
+  auto p = ngrams(p_ids);
   long long hits = 0, tc = 0, pc = 0;
   for (const auto& [g, c] : t) {
     auto it = p.find(g);
