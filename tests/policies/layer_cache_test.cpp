@@ -1,0 +1,100 @@
+// The cache's one eviction operation: keep() gathers keys, values, positions and every per-slot
+// state tensor with the same indices, per head or shared, ragged or not.
+#include <gtest/gtest.h>
+
+#include "policies/budget.hpp"
+#include "policies/head_reduce.hpp"
+#include "policies/kv_cache.hpp"
+#include "policies/selection.hpp"
+
+namespace kvbench::policies {
+namespace {
+
+LayerCache numbered_cache(int64_t heads, int64_t n) {
+  LayerCache cache(heads, 2, torch::kFloat32, /*initial_capacity=*/2);
+  // key[h, j] = (100h + j, -(100h + j)) so every slot is identifiable after gathers.
+  torch::Tensor id = (torch::arange(heads).reshape({heads, 1}) * 100 + torch::arange(n).reshape({1, n})).to(torch::kFloat32);
+  torch::Tensor k = torch::stack({id, -id}, -1);
+  cache.append(k, k * 2, torch::arange(n, torch::kInt64));
+  return cache;
+}
+
+TEST(LayerCache, KeepGathersKeysValuesPositionsAndStateTogether) {
+  LayerCache cache = numbered_cache(2, 6);
+  torch::Tensor acc = cache.state("acc");
+  acc.copy_(torch::arange(12, torch::kFloat32).reshape({2, 6}));
+  cache.keep(torch::tensor({0, 2, 5, 1, 3, 4}, torch::kInt64).reshape({2, 3}));
+  ASSERT_EQ(cache.size(), 3);
+  EXPECT_TRUE(torch::equal(cache.positions(), torch::tensor({0, 2, 5, 1, 3, 4}, torch::kInt64).reshape({2, 3})));
+  EXPECT_FLOAT_EQ(cache.keys()[1][2][0].item<float>(), 104.0f);
+  EXPECT_FLOAT_EQ(cache.values()[1][2][1].item<float>(), -208.0f);
+  EXPECT_TRUE(torch::equal(cache.state("acc"), torch::tensor({0.f, 2.f, 5.f, 7.f, 9.f, 10.f}).reshape({2, 3})));
+}
+
+TEST(LayerCache, AppendAfterKeepGrowsAndZeroesNewState) {
+  LayerCache cache = numbered_cache(1, 5);
+  cache.state("acc").fill_(1.0f);
+  cache.keep(torch::tensor({{1, 3}}, torch::kInt64));
+  torch::Tensor k = torch::full({1, 40, 2}, 7.0f);
+  cache.append(k, k, torch::arange(100, 140, torch::kInt64));  // beyond the initial capacity
+  ASSERT_EQ(cache.size(), 42);
+  EXPECT_EQ(cache.positions()[0][1].item<int64_t>(), 3);
+  EXPECT_EQ(cache.positions()[0][41].item<int64_t>(), 139);
+  EXPECT_FLOAT_EQ(cache.state("acc")[0][1].item<float>(), 1.0f);
+  EXPECT_FLOAT_EQ(cache.state("acc")[0][2].item<float>(), 0.0f);
+}
+
+TEST(LayerCache, RaggedHeadsMaskTheirSurplusSlots) {
+  LayerCache cache = numbered_cache(2, 6);
+  cache.keep(torch::tensor({0, 1, 2, 4, 5, 5}, torch::kInt64).reshape({2, 3}), torch::tensor({3, 2}, torch::kInt64));
+  EXPECT_FALSE(cache.all_valid());
+  EXPECT_TRUE(torch::equal(cache.head_lengths(), torch::tensor({3, 2}, torch::kInt64)));
+  EXPECT_EQ(cache.max_head_length(), 3);
+  EXPECT_EQ(cache.logical_bytes(), 2 * 5 * 2 * 4);
+  // A masked slot never wins a selection.
+  torch::Tensor scores = torch::tensor({0.f, 0.f, 0.f, 0.f, 0.f, 9.f}).reshape({2, 3});
+  torch::Tensor masked = mask_invalid(cache, scores);
+  EXPECT_TRUE(std::isinf(masked[1][2].item<float>()));
+}
+
+TEST(LayerCache, SharedIndicesKeepTheSameSlotsOnEveryHead) {
+  LayerCache cache = numbered_cache(3, 5);
+  cache.keep(torch::tensor({{0, 4}}, torch::kInt64));
+  for (int h = 0; h < 3; ++h) {
+    EXPECT_EQ(cache.positions()[h][0].item<int64_t>(), 0);
+    EXPECT_EQ(cache.positions()[h][1].item<int64_t>(), 4);
+  }
+  EXPECT_THROW(cache.keep(torch::tensor({{0, 7}}, torch::kInt64)), std::out_of_range);
+}
+
+TEST(Selection, TopWithRecentKeepsTheWindowAndTheHeaviest) {
+  LayerCache cache = numbered_cache(1, 10);
+  torch::Tensor scores = torch::tensor({5.f, 0.f, 9.f, 1.f, 0.f, 7.f, 0.f, 0.f, 100.f, 100.f}).reshape({1, 10});
+  keep_top_with_recent(cache, scores, 5, 2);
+  EXPECT_TRUE(torch::equal(cache.positions(), torch::tensor({{0, 2, 5, 8, 9}}, torch::kInt64)));
+}
+
+TEST(Selection, TiesGoToTheEarlierSlot) {
+  torch::Tensor idx = top_k_slots(torch::tensor({{1.f, 2.f, 2.f, 2.f}}), 2);
+  EXPECT_TRUE(torch::equal(idx, torch::tensor({{1, 2}}, torch::kInt64)));
+}
+
+TEST(HeadReduce, GroupsQueryHeadsOfAKvHead) {
+  torch::Tensor s = torch::tensor({1.f, 3.f, 10.f, 20.f}).reshape({4, 1});  // 4 query heads, 2 KV heads
+  EXPECT_TRUE(torch::allclose(reduce_to_kv_heads(s, 2, HeadReduce::kMean), torch::tensor({{2.f}, {15.f}})));
+  EXPECT_TRUE(torch::allclose(reduce_to_kv_heads(s, 2, HeadReduce::kMax), torch::tensor({{3.f}, {20.f}})));
+  EXPECT_TRUE(torch::allclose(reduce_to_kv_heads(s, 2, HeadReduce::kSum), torch::tensor({{4.f}, {30.f}})));
+}
+
+TEST(Budget, ParsesTokensFractionsAndFull) {
+  EXPECT_EQ(Budget::parse("512").resolve(10000), 512);
+  EXPECT_EQ(Budget::parse("20%").resolve(1000), 200);
+  EXPECT_EQ(Budget::parse("20%").to_string(), "20%");
+  EXPECT_TRUE(Budget::parse("full").is_unlimited());
+  EXPECT_THROW(Budget::parse("12x"), std::invalid_argument);
+  EXPECT_THROW(Budget::parse("0"), std::invalid_argument);
+  EXPECT_THROW(Budget::parse("150%"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace kvbench::policies
