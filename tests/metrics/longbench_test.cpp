@@ -159,6 +159,10 @@ TEST(LongBench, Rounding) {
   EXPECT_EQ(python_round(0.375, 2), 0.38);
   EXPECT_EQ(numpy_round(0.125, 2), 0.12);
   EXPECT_EQ(numpy_round(1.005, 2), 1.0);
+  // The two algorithms part where x * 100 rounds onto a .5 the exact value is below:
+  EXPECT_EQ(numpy_round(2.675, 2), 2.68);  // 267.5 -> rint -> 268
+  EXPECT_EQ(python_round(1.115, 2), 1.11);
+  EXPECT_EQ(numpy_round(1.115, 2), 1.12);
   EXPECT_THROW(lb_metric_for_dataset("dureader"), std::invalid_argument);
   EXPECT_EQ(lb_metric_for_dataset("gov_report_e"), "rouge_score");
 }
