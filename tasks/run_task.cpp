@@ -1,0 +1,163 @@
+#include "tasks/run_task.hpp"
+
+#include <sys/resource.h>
+#include <torch/version.h>
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
+#include <stdexcept>
+
+#include "datasets/data_root.hpp"
+#include "datasets/sha256.hpp"
+#include "models/model_loader.hpp"
+#include "policies/budget.hpp"
+#include "policies/registry.hpp"
+#include "tasks/task_registry.hpp"
+
+namespace kvbench::tasks {
+namespace {
+
+const nlohmann::json& spec_defaults() {
+  static const nlohmann::json defaults = {
+      {"model", "stories260K"}, {"tokenizer", ""},        {"task", ""},       {"task_params", nlohmann::json::object()},
+      {"policy", "full"},       {"policy_params", nlohmann::json::object()}, {"budget", "full"},
+      {"protocol", "oneshot"},  {"block", 1},             {"seed", 0},        {"limit", 0},
+      {"device", "cpu"},        {"dtype", "auto"},        {"data_root", ""}};
+  return defaults;
+}
+
+// A loaded model stays in memory for the process: a grid worker runs many jobs on one model.
+struct LoadedEntry {
+  models::LoadedModel loaded;
+  std::unique_ptr<models::Transformer> transformer;
+  std::unique_ptr<models::Tokenizer> tokenizer;
+};
+
+LoadedEntry& load_cached(const nlohmann::json& spec) {
+  static std::map<std::string, std::unique_ptr<LoadedEntry>> cache;
+  static std::mutex mutex;
+  const std::string key = spec["model"].get<std::string>() + "|" + spec["tokenizer"].get<std::string>() + "|" +
+                          spec["device"].get<std::string>() + "|" + spec["dtype"].get<std::string>();
+  std::lock_guard<std::mutex> lock(mutex);
+  auto& slot = cache[key];
+  if (!slot) {
+    auto entry = std::make_unique<LoadedEntry>();
+    entry->loaded = models::load_model(spec["model"], spec["tokenizer"]);
+    torch::Device device(spec["device"].get<std::string>());
+    if (device.is_cuda() && !torch::cuda::is_available()) throw std::runtime_error("device cuda: no CUDA device available");
+    std::string dt = spec["dtype"];
+    torch::ScalarType dtype = dt == "auto" ? (device.is_cuda() ? torch::kBFloat16 : torch::kFloat32)
+                              : dt == "float32" ? torch::kFloat32
+                              : dt == "bfloat16" ? torch::kBFloat16
+                              : dt == "float16" ? torch::kFloat16
+                              : throw std::invalid_argument("dtype must be auto, float32, bfloat16 or float16");
+    entry->transformer = std::make_unique<models::Transformer>(entry->loaded.config,
+                                                               models::to_device(entry->loaded.weights, device, dtype));
+    entry->tokenizer = std::make_unique<models::Tokenizer>(entry->loaded.tokenizer_path);
+    slot = std::move(entry);
+  }
+  return *slot;
+}
+
+// sha256 of a file, remembered per (path, size, mtime) so grids do not hash the same data again.
+std::string file_checksum(const std::string& path) {
+  static std::map<std::string, std::string> memo;
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = memo.find(path);
+  if (it != memo.end()) return it->second;
+  return memo[path] = datasets::sha256_file(path);
+}
+
+std::string combined_checksum(const std::vector<std::string>& files) {
+  std::string joined;
+  for (const auto& f : files) joined += file_checksum(f) + "\n";
+  return datasets::sha256_hex(joined);
+}
+
+TaskContext make_context(const nlohmann::json& spec, LoadedEntry* entry) {
+  TaskContext ctx;
+  if (entry) {
+    ctx.model = entry->transformer.get();
+    ctx.tokenizer = entry->tokenizer.get();
+  }
+  ctx.model_name = spec["model"];
+  ctx.policy_name = spec["policy"];
+  ctx.policy_params = spec["policy_params"];
+  ctx.budget = spec["budget"];
+  ctx.protocol = spec["protocol"];
+  ctx.block = spec["block"];
+  ctx.seed = spec["seed"];
+  ctx.limit = spec["limit"];
+  ctx.params = spec["task_params"];
+  ctx.data_root = spec["data_root"].get<std::string>().empty() ? datasets::default_data_root() : spec["data_root"].get<std::string>();
+  return ctx;
+}
+
+}  // namespace
+
+nlohmann::json normalize_job_spec(const nlohmann::json& spec) {
+  if (!spec.is_object()) throw std::invalid_argument("job spec must be a JSON object");
+  nlohmann::json out = spec_defaults();
+  for (auto it = spec.begin(); it != spec.end(); ++it) {
+    if (!out.contains(it.key())) throw std::invalid_argument("job spec: unknown field '" + it.key() + "'");
+    const auto& def = out[it.key()];
+    if (def.is_number() != it.value().is_number() || (def.is_string() && !it.value().is_string()) ||
+        (def.is_object() && !it.value().is_object()))
+      throw std::invalid_argument("job spec: field '" + it.key() + "' must be " + def.type_name() + ", got " +
+                                  it.value().dump());
+    out[it.key()] = it.value();
+  }
+  if (out["task"].get<std::string>().empty()) throw std::invalid_argument("job spec: field 'task' is required");
+  make_task(out["task"]);  // validates the name
+  out["policy_params"] = policies::resolved_params(out["policy"], out["policy_params"]);
+  out["budget"] = policies::Budget::parse(out["budget"]).to_string();
+  models::parse_protocol(out["protocol"]);
+  if (out["block"].get<int64_t>() < 1) throw std::invalid_argument("job spec: field 'block' must be >= 1");
+  if (out["limit"].get<int64_t>() < 0) throw std::invalid_argument("job spec: field 'limit' must be >= 0");
+  return out;
+}
+
+nlohmann::json job_checksums(const nlohmann::json& raw_spec) {
+  nlohmann::json spec = normalize_job_spec(raw_spec);
+  models::LoadedModel probe = models::locate_model(spec["model"], spec["tokenizer"]);
+  std::vector<std::string> model_files = probe.weight_files;
+  model_files.push_back(probe.tokenizer_path);
+  auto task = make_task(spec["task"]);
+  TaskContext ctx = make_context(spec, nullptr);
+  return {{"model", combined_checksum(model_files)}, {"dataset", combined_checksum(task->data_files(ctx))}};
+}
+
+nlohmann::json run_task(const nlohmann::json& raw_spec, const ProgressFn& progress) {
+  nlohmann::json spec = normalize_job_spec(raw_spec);
+  auto start = std::chrono::steady_clock::now();
+  LoadedEntry& entry = load_cached(spec);
+  auto task = make_task(spec["task"]);
+  TaskContext ctx = make_context(spec, &entry);
+  ctx.progress = progress;
+  torch::manual_seed(spec["seed"].get<uint64_t>());
+  nlohmann::json out = task->run(ctx);
+  nlohmann::json result = {{"task", spec["task"]},
+                           {"model", spec["model"]},
+                           {"policy", spec["policy"]},
+                           {"policy_params", spec["policy_params"]},
+                           {"budget", spec["budget"]},
+                           {"protocol", spec["protocol"]},
+                           {"settings", task->settings()},
+                           {"metrics", out.at("metrics")},
+                           {"examples", out.at("examples")}};
+  nlohmann::json timings = ctx.meter->timings();
+  timings["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result["timings"] = timings;
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  result["memory"] = {{"kv_logical_bytes_peak", ctx.meter->kv_logical_bytes_peak},
+                      {"max_cache_len", ctx.meter->max_cache_len},
+                      // CPU: the process's peak resident set, which bounds the allocator's peak.
+                      {"allocator_peak_bytes", static_cast<int64_t>(usage.ru_maxrss) * 1024}};
+  return result;
+}
+
+}  // namespace kvbench::tasks
