@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "datasets/json_parse.hpp"
 #include "datasets/line_reader.hpp"
 
 namespace kvbench::datasets {
@@ -90,14 +91,7 @@ void for_each_jsonl(const std::string& path, const std::function<bool(const Json
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     record.line = reader.line_number();
-    try {
-      record.value = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-      std::string what = e.what();
-      // nlohmann's message starts "[json.exception.parse_error.101] parse error at line 1, ...".
-      const auto at = what.find("] ");
-      throw DataError(path, record.line, "invalid JSON: " + (at == std::string::npos ? what : what.substr(at + 2)));
-    }
+    record.value = parse_json(line, path, record.line);
     if (!record.value.is_object())
       throw DataError(path, record.line, "expected a JSON object, got " + describe_json(record.value));
     if (!fn(record)) return;

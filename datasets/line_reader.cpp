@@ -1,5 +1,7 @@
 #include "datasets/line_reader.hpp"
 
+#include "datasets/regular_file.hpp"
+
 #include <zlib.h>
 
 #include <cstdio>
@@ -18,10 +20,20 @@ struct LineReader::Impl {
     if (eof) return false;
     char chunk[1 << 16];
     const int got = gzread(file, chunk, sizeof(chunk));
-    if (got < 0) {
-      int code = 0;
-      const char* msg = gzerror(file, &code);
-      throw std::runtime_error(path + ": read error: " + (msg ? msg : "unknown"));
+    int code = Z_OK;
+    const char* msg = gzerror(file, &code);
+    // zlib reports a gzip stream cut short as the soft error Z_BUF_ERROR ("unexpected end of
+    // file") and still returns the bytes it could inflate: without this check a truncated
+    // download reads as a complete, shorter file.
+    if (code == Z_BUF_ERROR)
+      throw std::runtime_error(path + ": truncated gzip file: it ends before the gzip trailer (the data is incomplete)");
+    if (got < 0 || (code != Z_OK && code != Z_STREAM_END)) {
+      std::string detail = msg ? msg : "unknown";
+      if (detail.rfind(path + ": ", 0) == 0) detail = detail.substr(path.size() + 2);  // zlib prefixes the path
+      if (code == Z_DATA_ERROR)
+        throw std::runtime_error(path + ": corrupt gzip file: " + detail +
+                                 (detail.find("check") != std::string::npos ? " (CRC or length mismatch)" : ""));
+      throw std::runtime_error(path + ": read error: " + detail);
     }
     if (got == 0) {
       eof = true;
@@ -35,6 +47,7 @@ struct LineReader::Impl {
 };
 
 LineReader::LineReader(const std::string& path) : impl_(std::make_unique<Impl>()), path_(path) {
+  require_regular_file(path, "data file");
   impl_->file = gzopen(path.c_str(), "rb");
   if (!impl_->file) throw std::runtime_error(path + ": cannot open");
   gzbuffer(impl_->file, 1 << 17);

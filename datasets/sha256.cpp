@@ -1,5 +1,7 @@
 #include "datasets/sha256.hpp"
 
+#include "datasets/regular_file.hpp"
+
 #include <array>
 #include <fstream>
 #include <stdexcept>
@@ -84,6 +86,7 @@ std::string sha256_hex(const std::string& bytes) {
 }
 
 std::string sha256_file(const std::string& path) {
+  require_regular_file(path, "file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot read file for its checksum");
   Sha256 s;

@@ -1,5 +1,7 @@
 #include "datasets/text_reader.hpp"
 
+#include "datasets/regular_file.hpp"
+
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -7,11 +9,7 @@
 namespace kvbench::datasets {
 
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot open text file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_regular_file(path, "text file");
 }
 
 std::vector<std::string> read_tinystories(const std::string& path) {
