@@ -1,6 +1,7 @@
 // `kvbench check GRID --baseline FILE [--update]`: the nightly accuracy check
-// (harness/check_baseline.hpp). The grid runs into a fresh temporary results directory unless
-// --results names one, so a stale result of older code can never pass for a current one.
+// (harness/check_baseline.hpp). The grid runs into a fresh temporary results directory, or into
+// --results DIR, which must be new or empty (unless --reuse-results), so a stale result of older
+// code can never pass for a current one.
 #include "harness/file_tree.hpp"
 #include <stdlib.h>
 
@@ -24,6 +25,7 @@ struct CheckArgs {
   bool update = false;
   bool verbose = false;
   bool quiet = false;
+  bool reuse_results = false;
   int workers = 1;
 };
 
@@ -36,6 +38,14 @@ int run_check(const CheckArgs& args) {
   }
   std::string results = args.results;
   bool temporary = false;
+  if (!results.empty() && !args.reuse_results) {
+    // The check never reuses a result: a directory that already holds files could pass stale
+    // numbers of older code for current ones.
+    std::error_code ec;
+    if (fs::exists(results, ec) && (!fs::is_directory(results, ec) || !fs::is_empty(results, ec)))
+      throw std::invalid_argument("--results " + results + ": must be a new or empty directory (kvbench check "
+                                  "never reuses results; remove it or name another)");
+  }
   if (results.empty()) {
     std::string pattern = (fs::temp_directory_path() / "kvbench-check-XXXXXX").string();
     if (!::mkdtemp(pattern.data())) throw std::runtime_error("cannot create a temporary results directory");
@@ -78,8 +88,11 @@ const CommandRegistration registration(
       app.add_option("grid", args->grid_file, "grid spec, e.g. grids/nightly.json")->required();
       app.add_option("--baseline", args->baseline_file, "baseline file, e.g. results/baselines/nightly.json")->required();
       app.add_flag("--update", args->update, "record the current metrics as the baseline (tolerances are kept)");
-      app.add_option("--results", args->results, "keep the results here (default: a temporary directory)");
+      app.add_option("--results", args->results, "keep the results here: a new or empty directory (default: a temporary one)");
       app.add_option("--workers", args->workers, "local worker processes")->capture_default_str()->check(CLI::Range(1, 1024));
+      app.add_flag("--reuse-results", args->reuse_results,
+                   "accept a --results directory that already holds results and reuse them (to compare one "
+                   "fresh run with another baseline; never for a real check)");
       app.add_flag("--verbose,-v", args->verbose, "show every metric of every cell");
       app.add_flag("--quiet", args->quiet, "no progress on stderr");
       return [args] { return run_check(*args); };

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "harness/command.hpp"
+#include "harness/error_message.hpp"
 
 namespace kvbench::harness {
 namespace {
@@ -41,7 +42,7 @@ int run_cli(int argc, char** argv) {
     for (auto& [sub, action] : actions)
       if (sub->parsed()) return action();
   } catch (const std::exception& e) {
-    std::cerr << "kvbench: error: " << e.what() << "\n";
+    std::cerr << "kvbench: error: " << user_message(e) << "\n";
     return 1;
   }
   return 0;

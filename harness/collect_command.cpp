@@ -6,12 +6,15 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 
+#include "datasets/json_parse.hpp"
 #include "harness/atomic_file.hpp"
 #include "harness/command.hpp"
 #include "harness/grid_spec.hpp"
+#include "harness/result_file.hpp"
 #include "harness/results_store.hpp"
 
 namespace kvbench::harness {
@@ -78,6 +81,26 @@ std::string to_csv(const std::vector<nlohmann::json>& rows) {
   return out;
 }
 
+// The jobs a Slurm manifest lists; a malformed manifest is an error naming the file and entry.
+std::vector<Expected> manifest_jobs(nlohmann::json& manifest, const std::string& path) {
+  auto fail = [&](const std::string& what) { throw std::invalid_argument(path + ": " + what + " (not a kvbench Slurm manifest)"); };
+  if (!manifest.is_object()) fail("expected a JSON object");
+  if (!manifest.contains("results")) manifest["results"] = "results/runs";
+  if (!manifest["results"].is_string()) fail("field 'results' must be a string");
+  if (!manifest.contains("jobs") || !manifest["jobs"].is_array()) fail("field 'jobs' must be a list");
+  std::vector<Expected> out;
+  for (size_t i = 0; i < manifest["jobs"].size(); ++i) {
+    const nlohmann::json& job = manifest["jobs"][i];
+    const std::string where = "jobs[" + std::to_string(i) + "]";
+    if (!job.is_object()) fail(where + " must be an object");
+    if (!job.contains("id") || !job["id"].is_string()) fail(where + ": field 'id' (a string) is missing");
+    if (job.contains("description") && !job["description"].is_string()) fail(where + ": field 'description' must be a string");
+    if (job.contains("index") && !job["index"].is_number_integer()) fail(where + ": field 'index' must be an integer");
+    out.push_back({job["id"], job.value("description", ""), job.value("index", int64_t{-1})});
+  }
+  return out;
+}
+
 // The last non-empty line of a Slurm task's log, for the missing-job report.
 std::string last_log_line(const fs::path& logs, int64_t index) {
   std::error_code ec;
@@ -100,11 +123,12 @@ int run_collect(CollectArgs args) {
   std::vector<Expected> expected;
   fs::path logs;
   bool listed = true;
+  std::vector<std::string> result_files;  // directory mode: every *.json in it
   if (fs::is_directory(args.source) && fs::exists(fs::path(args.source) / "manifest.json")) {
-    nlohmann::json manifest = read_json_file((fs::path(args.source) / "manifest.json").string());
-    if (args.results.empty()) args.results = manifest.value("results", "results/runs");
-    for (const auto& job : manifest.at("jobs"))
-      expected.push_back({job.at("id"), job.value("description", ""), job.value("index", int64_t{-1})});
+    const std::string manifest_path = (fs::path(args.source) / "manifest.json").string();
+    nlohmann::json manifest = read_json_file(manifest_path);
+    expected = manifest_jobs(manifest, manifest_path);
+    if (args.results.empty()) args.results = manifest["results"].get<std::string>();
     logs = fs::path(args.source) / "logs";
   } else if (fs::is_regular_file(args.source)) {
     Grid grid = load_grid(args.source);
@@ -112,12 +136,10 @@ int run_collect(CollectArgs args) {
   } else if (fs::is_directory(args.source)) {
     if (args.results.empty()) args.results = args.source;
     listed = false;
-    std::vector<std::string> ids;
     for (const auto& entry : fs::directory_iterator(args.source))
       if (entry.path().extension() == ".json" && entry.path().filename().string()[0] != '.')
-        ids.push_back(entry.path().stem().string());
-    std::sort(ids.begin(), ids.end());
-    for (const auto& id : ids) expected.push_back({id, ""});
+        result_files.push_back(entry.path().string());
+    std::sort(result_files.begin(), result_files.end());
   } else {
     throw std::invalid_argument(args.source + ": not a Slurm array directory, a grid spec or a results directory");
   }
@@ -126,16 +148,44 @@ int run_collect(CollectArgs args) {
 
   std::vector<nlohmann::json> rows;
   std::vector<const Expected*> missing;
+  std::vector<std::string> invalid;  // "<file>: <why>": reported, never dropped silently
   for (const auto& job : expected) {
-    if (!store.has_result(job.id)) {
+    const std::string problem = result_file_problem(store.result_path(job.id), job.id);
+    if (problem == "no result file") {
       missing.push_back(&job);
+    } else if (!problem.empty()) {
+      invalid.push_back(store.result_path(job.id) + ": " + problem);
+      missing.push_back(&job);
+    } else {
+      rows.push_back(summary_row(store.read_result(job.id)));
+    }
+  }
+  // A results directory: one row per job id, whatever the files are called.
+  std::map<std::string, std::pair<std::string, nlohmann::json>> by_id;  // id -> (file, metrics)
+  for (const auto& file : result_files) {
+    nlohmann::json result;
+    std::string problem;
+    try {
+      result = datasets::read_json_file(file);
+      problem = result_json_problem(result, "");
+    } catch (const std::exception& e) {
+      problem = e.what();
+    }
+    if (!problem.empty()) {
+      invalid.push_back(problem.rfind(file, 0) == 0 ? problem : file + ": " + problem);
       continue;
     }
-    nlohmann::json result = store.read_result(job.id);
-    if (!result.contains("spec") || !result.contains("metrics")) {
-      if (listed) throw std::runtime_error(store.result_path(job.id) + ": not a kvbench result (no spec/metrics)");
-      continue;  // some other JSON file in a results directory
+    const std::string id = result["id"];
+    auto seen = by_id.find(id);
+    if (seen != by_id.end()) {
+      if (seen->second.second != result["metrics"])
+        throw std::runtime_error(file + ": job " + id + " has a different result in " + seen->second.first +
+                                 " (conflicting results of one job; remove the wrong one)");
+      std::cerr << "collect: " << file << ": the same result as " << seen->second.first << " (job " << id
+                << "), counted once\n";
+      continue;
     }
+    by_id[id] = {file, result["metrics"]};
     rows.push_back(summary_row(result));
   }
   std::string text;
@@ -150,7 +200,9 @@ int run_collect(CollectArgs args) {
     write_file_atomically(args.output, text);
   std::cerr << "collect: " << rows.size() << " results";
   if (listed) std::cerr << " of " << expected.size() << " jobs, " << missing.size() << " missing";
+  if (!invalid.empty()) std::cerr << ", " << invalid.size() << " invalid";
   std::cerr << (args.output.empty() ? "" : " -> " + args.output) << "\n";
+  for (const auto& line : invalid) std::cerr << "  invalid " << line << "\n";
   for (const Expected* job : missing) {
     std::cerr << "  missing " << job->id;
     if (job->index >= 0) std::cerr << " (array task " << job->index << ")";
@@ -161,7 +213,7 @@ int run_collect(CollectArgs args) {
     }
     std::cerr << "\n";
   }
-  return missing.empty() ? 0 : 1;
+  return missing.empty() && invalid.empty() ? 0 : 1;
 }
 
 const CommandRegistration registration(

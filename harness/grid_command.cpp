@@ -6,6 +6,7 @@
 #include "harness/environment_info.hpp"
 #include "harness/grid_runner.hpp"
 #include "harness/grid_spec.hpp"
+#include "harness/result_file.hpp"
 #include "harness/slurm_backend.hpp"
 
 namespace kvbench::harness {
@@ -27,8 +28,11 @@ int dry_run(const Grid& grid, const ResultsStore& store) {
   int64_t done = 0, running = 0;
   for (const auto& cell : grid.cells) {
     std::string state = "pending";
-    if (store.has_result(cell.job.id)) {
+    const std::string problem = result_file_problem(store.result_path(cell.job.id), cell.job.id);
+    if (problem.empty()) {
       state = "done", ++done;
+    } else if (problem != "no result file") {
+      state = "invalid-result(will run again: " + problem + ")";
     } else if (nlohmann::json holder = store.claim_holder(cell.job.id); !holder.is_null()) {
       state = "running(pid " + holder["pid"].dump() + " on " + holder.value("host", "?") + ")", ++running;
     }
@@ -88,14 +92,16 @@ const CommandRegistration registration(
       app.add_option("grid", args->grid_file, "grid spec (JSON; see docs/harness.md)")->required();
       app.add_option("--results", args->results, "results directory")->capture_default_str();
       app.add_option("--workers", args->workers, "local worker processes")->capture_default_str()->check(CLI::Range(1, 1024));
-      app.add_option("--threads", args->threads, "libtorch threads per worker process (0 = cores / workers)");
+      app.add_option("--threads", args->threads, "libtorch threads per worker process (0 = cores / workers)")
+          ->check(CLI::Range(0, 4096));
       app.add_flag("--dry-run", args->dry_run, "list the jobs (id, state, spec) without running them");
       app.add_flag("--quiet", args->quiet, "no progress bar or per-job lines");
       app.add_option("--backend", args->backend, "local or slurm")->capture_default_str();
       app.add_option("--slurm-dir", args->slurm.dir, "slurm: where to write the job array (default results/slurm/<grid>)");
       app.add_flag("--submit", args->submit, "slurm: submit the array with sbatch");
-      app.add_option("--max-parallel", args->slurm.max_parallel, "slurm: at most this many array tasks at once");
-      app.add_option("--cpus-per-task", args->slurm.cpus_per_task, "slurm: CPUs per array task");
+      app.add_option("--max-parallel", args->slurm.max_parallel, "slurm: at most this many array tasks at once")
+          ->check(CLI::NonNegativeNumber);
+      app.add_option("--cpus-per-task", args->slurm.cpus_per_task, "slurm: CPUs per array task")->check(CLI::NonNegativeNumber);
       app.add_option("--time", args->slurm.time_limit, "slurm: time limit per array task (e.g. 02:00:00)");
       app.add_option("--partition", args->slurm.partition, "slurm: partition");
       app.add_option("--sbatch-option", args->slurm.extra_directives, "slurm: extra #SBATCH option (repeatable)");

@@ -13,9 +13,10 @@ GridRunSummary run_grid_jobs(const std::vector<Job>& jobs, ResultsStore& store, 
   std::map<std::string, const Job*> by_id;
   for (const Job& job : jobs) {
     by_id[job.id] = &job;
-    if (store.has_result(job.id))
+    if (store.has_result(job.id)) {
       ++summary.already_done;
-    else
+      store.remove_stale_claim(job.id);  // a holder killed between writing the result and releasing
+    } else
       pending.push_back(job);
   }
   ProgressBar bar(std::cerr, static_cast<int64_t>(pending.size()), !quiet && ProgressBar::stderr_is_terminal());

@@ -1,10 +1,14 @@
 #include "harness/grid_spec.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <stdexcept>
 
 #include "harness/atomic_file.hpp"
+#include "harness/grid_limits.hpp"
 
 namespace kvbench::harness {
 namespace {
@@ -37,6 +41,18 @@ void apply_axis_value(nlohmann::json& cell, const std::string& field, const nloh
   }
 }
 
+// The grid name becomes a directory (results/slurm/<name>) and a Slurm job name: one plain path
+// component, so "../../x" cannot write elsewhere.
+void check_grid_name(const std::string& name, const std::string& where) {
+  const bool plain = !name.empty() && name.size() <= 100 && std::isalnum(static_cast<unsigned char>(name[0])) &&
+                     std::all_of(name.begin(), name.end(), [](char c) {
+                       return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+                     });
+  if (!plain)
+    throw grid_error(where, "field 'name': a grid name must be 1-100 letters, digits, '.', '_' or '-', starting with a "
+                            "letter or digit (it names a directory), got " + nlohmann::json(name).dump());
+}
+
 std::vector<std::string> axis_order(const nlohmann::json& axes) {
   std::vector<std::string> order;
   for (const char* first : {"model", "task", "policy", "budget", "seed"})
@@ -47,6 +63,17 @@ std::vector<std::string> axis_order(const nlohmann::json& axes) {
 }
 
 }  // namespace
+
+int64_t max_grid_jobs() {
+  const char* env = std::getenv("KVBENCH_MAX_GRID_JOBS");
+  if (env && *env) {
+    char* end = nullptr;
+    const long long v = std::strtoll(env, &end, 10);
+    if (*end != '\0' || v < 1) throw std::invalid_argument(std::string("KVBENCH_MAX_GRID_JOBS must be a positive integer, got '") + env + "'");
+    return v;
+  }
+  return kDefaultMaxGridJobs;
+}
 
 std::vector<nlohmann::json> expand_grid_cells(const nlohmann::json& grid, const std::string& where) {
   if (!grid.is_object()) throw grid_error(where, "a grid spec must be a JSON object");
@@ -61,6 +88,15 @@ std::vector<nlohmann::json> expand_grid_cells(const nlohmann::json& grid, const 
   if (!axes.is_object()) throw grid_error(where, "field 'axes' must be an object of lists");
   if (!include.is_array()) throw grid_error(where, "field 'include' must be a list of job specs");
   if (axes.empty() && include.empty()) throw grid_error(where, "the grid has no jobs: give 'axes' or 'include'");
+  if (grid.contains("name")) {
+    if (!grid["name"].is_string()) throw grid_error(where, "field 'name' must be a string");
+    check_grid_name(grid["name"], where);
+  }
+  if (grid.contains("description") && !grid["description"].is_string())
+    throw grid_error(where, "field 'description' must be a string");
+  if (static_cast<int64_t>(include.size()) > max_grid_jobs())
+    throw grid_error(where, "field 'include' lists more than " + std::to_string(max_grid_jobs()) +
+                                " jobs (the limit; set KVBENCH_MAX_GRID_JOBS to allow more)");
 
   std::vector<nlohmann::json> cells;
   if (!axes.empty()) {
@@ -70,6 +106,15 @@ std::vector<nlohmann::json> expand_grid_cells(const nlohmann::json& grid, const 
         throw grid_error(where, "field '" + field + "': an axis must be a non-empty list");
       if (fixed.contains(field) || (field == "policy" && fixed.contains("policy_params")))
         throw grid_error(where, "field '" + field + "' is both fixed and an axis");
+    }
+    // Counted before anything is built: a product of a few long axes can be billions of cells.
+    const int64_t limit = max_grid_jobs();
+    int64_t count = 1;
+    for (const auto& field : order) {
+      count *= static_cast<int64_t>(axes[field].size());
+      if (count + static_cast<int64_t>(include.size()) > limit)
+        throw grid_error(where, "the axes multiply to more than " + std::to_string(limit) +
+                                    " jobs (the limit; set KVBENCH_MAX_GRID_JOBS to allow more)");
     }
     cells.push_back(fixed);
     for (const auto& field : order) {
@@ -94,10 +139,11 @@ std::vector<nlohmann::json> expand_grid_cells(const nlohmann::json& grid, const 
 
 Grid make_grid(const nlohmann::json& spec, const std::string& where) {
   Grid grid;
-  grid.name = spec.is_object() ? spec.value("name", "") : "";
-  grid.description = spec.is_object() ? spec.value("description", "") : "";
+  const std::vector<nlohmann::json> cells = expand_grid_cells(spec, where);  // validates name/description
+  grid.name = spec.value("name", "");
+  grid.description = spec.value("description", "");
   std::set<std::string> seen;
-  for (const auto& raw : expand_grid_cells(spec, where)) {
+  for (const auto& raw : cells) {
     Job job;
     try {
       job = make_job(raw);
@@ -113,7 +159,10 @@ Grid load_grid(const std::string& path) {
   const nlohmann::json spec = read_json_file(path);
   try {
     Grid grid = make_grid(spec, path);
-    if (grid.name.empty()) grid.name = std::filesystem::path(path).stem().string();
+    if (grid.name.empty()) {
+      grid.name = std::filesystem::path(path).stem().string();
+      check_grid_name(grid.name, path);
+    }
     return grid;
   } catch (const std::invalid_argument& e) {
     // Point at the line of the offending field where the message names one.

@@ -29,7 +29,7 @@ const CommandRegistration registration("grid-worker", "", [](CLI::App& app) {
   auto args = std::make_shared<WorkerArgs>();
   app.add_option("--manifest", args->manifest, "job manifest (JSON lines)")->required();
   app.add_option("--results", args->results, "results directory")->required();
-  app.add_option("--threads", args->threads, "libtorch intra-op threads");
+  app.add_option("--threads", args->threads, "libtorch intra-op threads")->check(CLI::Range(0, 4096));
   return [args] { return run_worker(*args); };
 });
 

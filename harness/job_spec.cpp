@@ -3,6 +3,7 @@
 #include <regex>
 #include <stdexcept>
 
+#include "datasets/json_parse.hpp"
 #include "harness/atomic_file.hpp"
 #include "harness/job_id.hpp"
 #include "policies/registry.hpp"
@@ -29,18 +30,10 @@ Job make_job(const nlohmann::json& raw) {
 }
 
 nlohmann::json read_json_file(const std::string& path) {
-  const std::string text = read_file(path);
   try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    const size_t offset = e.byte > 0 ? e.byte - 1 : 0;
-    const size_t line_start = text.rfind('\n', offset == 0 ? 0 : offset - 1);
-    const size_t column = offset - (line_start == std::string::npos ? 0 : line_start + 1) + 1;
-    std::string what = e.what();
-    auto colon = what.find("parse error");
-    throw std::invalid_argument(path + ":" + std::to_string(line_of_offset(text, offset)) + ":" +
-                                std::to_string(column) + ": invalid JSON: " +
-                                (colon == std::string::npos ? what : what.substr(colon)));
+    return datasets::read_json_file(path);
+  } catch (const datasets::DataError& e) {
+    throw std::invalid_argument(e.what());
   }
 }
 

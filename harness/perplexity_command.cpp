@@ -4,6 +4,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "datasets/text_reader.hpp"
 #include "harness/command.hpp"
 #include "harness/runtime_options.hpp"
 #include "models/perplexity.hpp"
@@ -22,23 +23,26 @@ struct PerplexityArgs {
   bool json = false;
 };
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot open text file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 int run_perplexity(PerplexityArgs args) {
-  const std::string text = read_text(args.text_file);
+  const std::string text = datasets::read_text(args.text_file);
+  if (args.stream) args.policy.protocol = "stream";
+  models::SessionOptions options = session_options(args.policy);  // budget/protocol checked before the load
+  auto policy = policies::make_policy(args.policy.policy, args.policy.params_json());
   LoadedRuntime rt = load_runtime(args.model);
   std::vector<int> encoded = rt.tokenizer->encode(text, /*add_bos=*/true);
   if (args.max_tokens > 0 && static_cast<int64_t>(encoded.size()) > args.max_tokens) encoded.resize(args.max_tokens);
+  if (encoded.size() < 2)
+    throw std::invalid_argument(args.text_file + ": no text to score (the file is empty or encodes to no token)");
   std::vector<int64_t> tokens(encoded.begin(), encoded.end());
-  if (args.stream) args.policy.protocol = "stream";
-  auto policy = policies::make_policy(args.policy.policy, args.policy.params_json());
-  models::InferenceSession session(*rt.transformer, policy.get(), session_options(args.policy));
+  const int64_t context = rt.loaded.config.max_seq_len;
+  if (static_cast<int64_t>(tokens.size()) > context) {
+    std::cerr << "kvbench perplexity: warning: " << args.text_file << " has " << tokens.size()
+              << " tokens, more than the model's context of " << context
+              << " (positions beyond it were never trained, and the whole text is one "
+              << (options.protocol == models::Protocol::kStream ? "stream" : "forward pass")
+              << ", which takes long); --max-tokens " << context << " scores one context\n";
+  }
+  models::InferenceSession session(*rt.transformer, policy.get(), options);
   models::PerplexityResult r = models::evaluate_perplexity(session, tokens);
   if (!args.curve.empty()) {
     const std::string tmp = args.curve + ".tmp";
@@ -68,7 +72,8 @@ const CommandRegistration registration(
       args->model.add_to(app);
       args->policy.add_to(app);
       app.add_option("--text-file", args->text_file, "UTF-8 text")->required();
-      app.add_option("--max-tokens", args->max_tokens, "truncate to this many tokens (BOS included); 0 = all");
+      app.add_option("--max-tokens", args->max_tokens, "truncate to this many tokens (BOS included); 0 = all")
+          ->check(CLI::NonNegativeNumber);
       app.add_flag("--stream", args->stream, "token by token under eviction (the stream protocol)");
       app.add_option("--curve", args->curve, "write the per-token NLL curve (TSV) here");
       app.add_flag("--json", args->json, "print {tokens, mean_nll, perplexity, max_cache_len}");

@@ -4,8 +4,11 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
+#include "datasets/json_parse.hpp"
+#include "harness/result_file.hpp"
 #include "policies/budget.hpp"
 #include "policies/registry.hpp"
 
@@ -101,22 +104,33 @@ ResultsIndex ResultsIndex::load(const std::string& dir) {
   for (const auto& entry : fs::recursive_directory_iterator(dir))
     if (entry.is_regular_file() && entry.path().extension() == ".json") files.push_back(entry.path().string());
   std::sort(files.begin(), files.end());
+  std::map<std::string, size_t> by_id;  // job id -> index in records_
   for (const auto& file : files) {
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
     json j;
     try {
-      j = json::parse(text.str());
-    } catch (const json::parse_error& e) {
-      index.warnings_.push_back(file + ": skipped, not valid JSON (" + e.what() + ")");
+      j = datasets::read_json_file(file);
+    } catch (const std::exception& e) {
+      index.warnings_.push_back(file + ": skipped, not valid JSON (" + std::string(e.what()) + ")");
       continue;
     }
-    if (!j.is_object() || !j.contains("spec") || !j["spec"].is_object() || !j.contains("metrics") ||
-        !j["metrics"].is_object()) {
-      index.warnings_.push_back(file + ": skipped, not a result file (needs objects 'spec' and 'metrics')");
+    const std::string problem = result_json_problem(j, "");
+    if (!problem.empty()) {
+      index.warnings_.push_back(file + ": skipped, not a result file (" + problem + ")");
       continue;
     }
+    // One job counts once, whatever the file is called or wherever it lies: a copy of a result
+    // would otherwise double its weight in a mean (n=2 from one run).
+    const std::string id = j["id"];
+    auto seen = by_id.find(id);
+    if (seen != by_id.end()) {
+      const ResultRecord& first = index.records_[seen->second];
+      if (first.json["metrics"] != j["metrics"] || canonical_spec(first.json["spec"]) != canonical_spec(j["spec"]))
+        throw std::runtime_error(file + ": job " + id + " has a different result in " + first.file +
+                                 " (conflicting results of one job; remove the wrong one)");
+      index.warnings_.push_back(file + ": skipped, the same result as " + first.file + " (job " + id + ")");
+      continue;
+    }
+    by_id[id] = index.records_.size();
     index.records_.push_back({file, std::move(j)});
   }
   return index;

@@ -12,8 +12,10 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "datasets/json_parse.hpp"
 #include "harness/atomic_file.hpp"
 #include "harness/environment_info.hpp"
+#include "harness/result_file.hpp"
 #include "harness/job_id.hpp"
 
 namespace kvbench::harness {
@@ -55,8 +57,8 @@ void overwrite_fd(int fd, const std::string& content, const std::string& path) {
 
 nlohmann::json parse_claim(const std::string& content) {
   try {
-    return nlohmann::json::parse(content);
-  } catch (const nlohmann::json::exception&) {
+    return datasets::parse_json(content, "claim");
+  } catch (const std::exception&) {
     return nullptr;
   }
 }
@@ -100,15 +102,20 @@ std::string ResultsStore::result_path(const std::string& id) const { return (fs:
 std::string ResultsStore::claim_path(const std::string& id) const { return (fs::path(dir_) / (id + ".claim")).string(); }
 std::string ResultsStore::run_log_path() const { return (fs::path(dir_) / "runs.log").string(); }
 
-bool ResultsStore::has_result(const std::string& id) const { return fs::exists(result_path(id)); }
+// Valid results only (harness/result_file.hpp): a truncated file is not done.
+bool ResultsStore::has_result(const std::string& id) const { return result_file_problem(result_path(id), id).empty(); }
 
 nlohmann::json ResultsStore::read_result(const std::string& id) const {
   const std::string path = result_path(id);
+  nlohmann::json result;
   try {
-    return nlohmann::json::parse(read_file(path));
-  } catch (const nlohmann::json::exception& e) {
-    throw std::runtime_error(path + ": not a valid result file: " + e.what());
+    result = datasets::read_json_file(path);
+  } catch (const std::runtime_error& e) {
+    throw std::runtime_error(std::string(e.what()) + " (not a valid result file)");
   }
+  const std::string problem = result_json_problem(result, id);
+  if (!problem.empty()) throw std::runtime_error(path + ": not a valid result file: " + problem);
+  return result;
 }
 
 void ResultsStore::write_result(const nlohmann::json& result) {
@@ -190,7 +197,10 @@ void ResultsStore::remove_stale_claim(const std::string& id) {
   const std::string path = claim_path(id);
   int fd = ::open(path.c_str(), O_RDWR | O_CLOEXEC);
   if (fd < 0) return;
-  if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && same_inode(fd, path) && !parse_claim(read_fd(fd)).is_null())
+  // Lockable = its holder is dead. An empty claim may be a creator between open() and write():
+  // only once it is older than the grace period.
+  if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && same_inode(fd, path) &&
+      (!parse_claim(read_fd(fd)).is_null() || age_seconds(fd) > kEmptyClaimGraceSeconds))
     ::unlink(path.c_str());
   ::close(fd);
 }

@@ -6,7 +6,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "datasets/json_parse.hpp"
 #include "harness/command.hpp"
+#include "harness/error_message.hpp"
 #include "harness/job_runner.hpp"
 #include "harness/job_spec.hpp"
 #include "harness/progress_bar.hpp"
@@ -35,9 +37,9 @@ struct RunArgs {
 nlohmann::json parse_object(const std::string& text, const std::string& option) {
   nlohmann::json parsed;
   try {
-    parsed = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::invalid_argument(option + " is not valid JSON: " + std::string(e.what()));
+    parsed = datasets::parse_json(text, option);
+  } catch (const datasets::DataError& e) {
+    throw std::invalid_argument(e.what());
   }
   if (!parsed.is_object()) throw std::invalid_argument(option + " must be a JSON object, got " + text);
   return parsed;
@@ -111,7 +113,7 @@ int run_job_command(const RunArgs& args) {
       try {
         result = execute_job(job, progress);
       } catch (const std::exception& e) {
-        store.log_failure(job.id, e.what());
+        store.log_failure(job.id, user_message(e));
         throw;
       }
       store.write_result(result);
@@ -133,7 +135,7 @@ const CommandRegistration registration(
       std::vector<CLI::Option*> spec_options;
       spec_options.push_back(app.add_option("--task", args->task, "task name (kvbench tasks lists them)"));
       spec_options.push_back(app.add_option("--task-params", args->task_params, "task parameters as a JSON object"));
-      spec_options.push_back(app.add_option("--limit", args->limit, "at most this many examples (0 = all)"));
+      spec_options.push_back(app.add_option("--limit", args->limit, "at most this many examples (0 = all)")->check(CLI::NonNegativeNumber));
       spec_options.push_back(app.add_option("--data-root", args->data_root, "datasets folder (default ../shared/data)"));
       const size_t before = app.get_options().size();
       args->model.add_to(app);

@@ -2,6 +2,9 @@
 
 #include <stdexcept>
 
+#include "datasets/json_parse.hpp"
+#include "models/device_options.hpp"
+#include "models/weight_checks.hpp"
 #include "policies/budget.hpp"
 #include "policies/registry.hpp"
 
@@ -22,38 +25,38 @@ void PolicyOptions::add_to(CLI::App& app) {
   app.add_option("--budget", budget, "tokens per KV head (512), a fraction of the prompt (20%) or full")
       ->capture_default_str();
   app.add_option("--protocol", protocol, "oneshot, stream or decode")->capture_default_str();
-  app.add_option("--block", block, "stream protocol: prompt block size in tokens")->capture_default_str();
+  app.add_option("--block", block, "stream protocol: prompt block size in tokens")->capture_default_str()->check(CLI::PositiveNumber);
   app.add_option("--seed", seed, "seed for sampling and randomised policies")->capture_default_str();
 }
 
 nlohmann::json PolicyOptions::params_json() const {
   nlohmann::json parsed;
   try {
-    parsed = nlohmann::json::parse(params);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::invalid_argument("--policy-params is not valid JSON: " + std::string(e.what()));
+    parsed = datasets::parse_json(params, "--policy-params");
+  } catch (const datasets::DataError& e) {
+    throw std::invalid_argument(e.what());
   }
-  return policies::resolved_params(policy, parsed);
-}
-
-static torch::ScalarType parse_dtype(const std::string& name, const torch::Device& device) {
-  if (name == "auto") return device.is_cuda() ? torch::kBFloat16 : torch::kFloat32;
-  if (name == "float32") return torch::kFloat32;
-  if (name == "bfloat16") return torch::kBFloat16;
-  if (name == "float16") return torch::kFloat16;
-  throw std::invalid_argument("--dtype must be auto, float32, bfloat16 or float16, got '" + name + "'");
+  nlohmann::json resolved = policies::resolved_params(policy, parsed);
+  policies::make_policy(policy, resolved);  // the policy's own range checks, before the model loads
+  return resolved;
 }
 
 LoadedRuntime load_runtime(const ModelOptions& options) {
   LoadedRuntime runtime;
+  try {
+    models::validate_device_and_dtype(options.device, options.dtype);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("--" + std::string(e.what()));
+  }
   runtime.loaded = models::load_model(options.model, options.tokenizer);
-  torch::Device device(options.device);
+  const torch::Device device = models::parse_device(options.device);
   if (device.is_cuda() && !torch::cuda::is_available())
     throw std::runtime_error("--device cuda: no CUDA device is available to libtorch");
-  const torch::ScalarType dtype = parse_dtype(options.dtype, device);
+  const torch::ScalarType dtype = models::parse_dtype(options.dtype, device);
   models::ModelWeights weights = models::to_device(runtime.loaded.weights, device, dtype);
   runtime.transformer = std::make_unique<models::Transformer>(runtime.loaded.config, std::move(weights));
   runtime.tokenizer = std::make_unique<models::Tokenizer>(runtime.loaded.tokenizer_path);
+  models::check_tokenizer_vocab(runtime.tokenizer->vocab_size(), runtime.loaded);
   return runtime;
 }
 

@@ -12,6 +12,7 @@
 #include "metrics/bleu.hpp"
 #include "metrics/longbench_metrics.hpp"
 #include "metrics/meteor.hpp"
+#include "metrics/python_str.hpp"
 #include "metrics/qa.hpp"
 #include "metrics/rouge_pltrdy.hpp"
 #include "metrics/rouge_score.hpp"
@@ -363,6 +364,8 @@ class LongBenchMetric : public MetricScorer {
     params_ = p.resolved();
   }
   bool needs_all_classes() const override { return function_ == "classification_score"; }
+  // count_score compares str(number) == str(ground_truth): LongBench passage_count answers are ints.
+  bool accepts_number_references() const override { return function_ == "count_score"; }
   json params() const override { return params_; }
   json score(const std::vector<ScoreExample>& examples, bool per_example) const override {
     std::vector<double> scores;
@@ -440,8 +443,10 @@ std::unique_ptr<MetricScorer> simple(Params& p, const std::string& field,
 }
 
 // A field that must be an array of strings (non-empty when required_non_empty).
+// `numbers_as_python_str`: numbers are accepted and turned into Python's str() of them, for
+// scorers whose reference compares str(ground_truth) (LongBench count_score: "references": [21]).
 std::vector<std::string> string_array(const json& obj, const char* field, bool required_non_empty,
-                                      const std::string& where) {
+                                      const std::string& where, bool numbers_as_python_str = false) {
   if (!obj.contains(field)) throw std::invalid_argument(where + "missing field \"" + field + "\"");
   const json& v = obj.at(field);
   const std::string want = std::string("field \"") + field + "\" must be " +
@@ -449,6 +454,12 @@ std::vector<std::string> string_array(const json& obj, const char* field, bool r
   if (!v.is_array() || (required_non_empty && v.empty())) throw std::invalid_argument(where + want);
   std::vector<std::string> out;
   for (size_t i = 0; i < v.size(); ++i) {
+    if (numbers_as_python_str && v[i].is_number()) {
+      out.push_back(v[i].is_number_float() ? metrics::python_float_str(v[i].get<double>())
+                    : v[i].is_number_unsigned() ? std::to_string(v[i].get<uint64_t>())
+                                                : metrics::python_int_str(v[i].get<int64_t>()));
+      continue;
+    }
     if (!v[i].is_string())
       throw std::invalid_argument(where + want + " (element " + std::to_string(i) + " is " + v[i].type_name() + ")");
     out.push_back(v[i].get<std::string>());
@@ -475,7 +486,7 @@ std::vector<ScoreExample> read_score_examples(const std::string& path, const Met
         throw std::invalid_argument(where + "field \"prediction\" must be a string, got " +
                                     obj.at("prediction").type_name());
       ex.prediction = obj.at("prediction").get<std::string>();
-      ex.references = string_array(obj, "references", true, where);
+      ex.references = string_array(obj, "references", true, where, scorer.accepts_number_references());
       if (scorer.needs_all_classes()) ex.all_classes = string_array(obj, "all_classes", false, where);
     }
     examples.push_back(std::move(ex));

@@ -41,6 +41,8 @@ class MetricScorer {
   virtual ~MetricScorer() = default;
   virtual ScoreInput input() const { return ScoreInput::PredictionReferences; }
   virtual bool needs_all_classes() const { return false; }
+  // Whether "references" may hold numbers (read as Python's str() of them).
+  virtual bool accepts_number_references() const { return false; }
   // The parameters as resolved (given values and defaults), echoed in the output.
   virtual nlohmann::json params() const = 0;
   // Scores every example. The result holds "aggregate" and, when per_example is set,

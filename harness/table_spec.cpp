@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "datasets/json_parse.hpp"
 #include "policies/budget.hpp"
 
 namespace kvbench::harness {
@@ -154,10 +155,6 @@ AxisEntry parse_entry(const json& j, const std::string& origin, const std::strin
   return e;
 }
 
-int64_t json_line(const std::string& text, size_t byte) {
-  return 1 + std::count(text.begin(), text.begin() + std::min(byte, text.size()), '\n');
-}
-
 }  // namespace
 
 json check_job_fields(const json& fields, const std::string& where) {
@@ -206,9 +203,9 @@ json command_line_overrides(const std::string& model, const std::vector<std::str
     const std::string field = set.substr(0, eq), text = set.substr(eq + 1);
     json value;
     try {
-      value = json::parse(text);
-    } catch (const json::parse_error&) {
-      value = text;
+      value = datasets::parse_json(text, "--set " + field);
+    } catch (const datasets::DataError&) {
+      value = text;  // a bare word: the string itself
     }
     const size_t dot = field.find('.');
     if (dot == std::string::npos) {
@@ -354,17 +351,11 @@ TableSpec parse_table_spec(const json& j, const std::string& origin) {
 }
 
 TableSpec load_table_spec(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error(path + ": cannot open table spec");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
   json j;
   try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    throw std::invalid_argument(path + ":" + std::to_string(json_line(text, e.byte == 0 ? 0 : e.byte - 1)) +
-                                ": invalid JSON: " + e.what());
+    j = datasets::read_json_file(path);
+  } catch (const datasets::DataError& e) {
+    throw std::invalid_argument(e.what());
   }
   return parse_table_spec(j, path);
 }

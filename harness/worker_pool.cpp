@@ -18,7 +18,9 @@
 #include <stdexcept>
 #include <thread>
 
+#include "datasets/json_parse.hpp"
 #include "harness/atomic_file.hpp"
+#include "harness/error_message.hpp"
 #include "harness/job_runner.hpp"
 
 namespace kvbench::harness {
@@ -65,9 +67,9 @@ Attempt attempt_job(const Job& job, ResultsStore& store, const JobEventFn& on_ev
     e.message = headline_metrics(result.value("metrics", nlohmann::json::object()));
     on_event(e);
   } catch (const std::exception& error) {
-    store.log_failure(job.id, error.what());
+    store.log_failure(job.id, user_message(error));
     JobEvent e{JobEvent::Kind::kFailed, job.id};
-    e.message = error.what();
+    e.message = user_message(error);
     on_event(e);
   }
   return Attempt::kDone;
@@ -158,9 +160,9 @@ std::vector<Job> read_job_manifest(const std::string& path) {
     ++number;
     if (line.empty()) continue;
     try {
-      auto j = nlohmann::json::parse(line);
+      auto j = datasets::parse_json(line, path, number);
       jobs.push_back({j.at("spec"), j.at("checksums"), j.at("id")});
-    } catch (const nlohmann::json::exception& e) {
+    } catch (const std::exception& e) {
       throw std::runtime_error(path + ":" + std::to_string(number) + ": not a job manifest line: " + e.what());
     }
   }

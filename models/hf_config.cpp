@@ -6,6 +6,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "datasets/json_parse.hpp"
+#include "datasets/regular_file.hpp"
 #include "models/model_error.hpp"
 
 namespace kvbench::models {
@@ -100,16 +102,22 @@ RopeScaling read_rope_scaling(const ConfigReader& r, const nlohmann::json& s, co
 }  // namespace
 
 ModelConfig read_hf_config(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ModelLoadError(path, "cannot open");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  std::string text;
+  try {
+    text = datasets::read_regular_file(path, "config.json");
+  } catch (const std::runtime_error& e) {
+    throw ModelLoadError(path, std::string("cannot read config.json (") + e.what() + ")");
+  }
+  return parse_hf_config(text, path);
+}
+
+ModelConfig parse_hf_config(const std::string& text, const std::string& path) {
   nlohmann::json json;
   try {
-    json = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ModelLoadError(path, std::string("invalid JSON: ") + e.what());
+    json = datasets::parse_json(text, path);
+  } catch (const datasets::DataError& e) {
+    const std::string where = e.file() + ":" + std::to_string(e.line());  // e.what() = "<where>: <what>"
+    throw ModelLoadError(where, std::string(e.what()).substr(where.size() + 2));
   }
   if (!json.is_object()) throw ModelLoadError(path, "not a JSON object");
   ConfigReader r(path, text, json);
@@ -136,6 +144,8 @@ ModelConfig read_hf_config(const std::string& path) {
   if (c.head_dim % 2 != 0) r.fail("head_dim", "must be even for RoPE");
   c.max_seq_len = r.integer_or(json, "max_position_embeddings", d.max_position_embeddings);
   c.norm_eps = r.number_or(json, "rms_norm_eps", d.rms_norm_eps);
+  // A zero or negative epsilon makes RMSNorm divide by zero or take the root of a negative: NaN.
+  if (!(c.norm_eps > 0 && c.norm_eps < 1)) r.fail("rms_norm_eps", "must be in (0, 1), got " + std::to_string(c.norm_eps));
   c.tied_embeddings = r.boolean_or(json, "tie_word_embeddings", false);
   c.dtype = r.string_or(json, "dtype", r.string_or(json, "torch_dtype", "float32"));
 

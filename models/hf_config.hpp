@@ -11,5 +11,7 @@ namespace kvbench::models {
 
 // Throws ModelLoadError naming config.json, the line (where the field is present) and the field.
 ModelConfig read_hf_config(const std::string& config_json_path);
+// The same from config.json's text (`path` names it in errors).
+ModelConfig parse_hf_config(const std::string& text, const std::string& path);
 
 }  // namespace kvbench::models

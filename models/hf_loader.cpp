@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "datasets/json_parse.hpp"
 #include "models/hf_config.hpp"
 #include "models/model_error.hpp"
 #include "models/safetensors.hpp"
@@ -18,16 +19,17 @@ namespace {
 
 // name -> shard file, from model.safetensors.index.json's weight_map.
 std::map<std::string, std::string> read_index(const fs::path& index_path) {
-  std::ifstream in(index_path);
-  if (!in) throw ModelLoadError(index_path.string(), "cannot open");
   nlohmann::json index;
   try {
-    index = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ModelLoadError(index_path.string(), std::string("invalid JSON: ") + e.what());
+    index = datasets::read_json_file(index_path.string());
+  } catch (const std::runtime_error& e) {
+    throw ModelLoadError(index_path.string(), std::string("cannot read the shard index: ") + e.what());
   }
-  if (!index.contains("weight_map") || !index["weight_map"].is_object())
-    throw ModelLoadError(index_path.string(), "missing field 'weight_map'");
+  if (!index.is_object()) throw ModelLoadError(index_path.string(), "must be a JSON object with a 'weight_map'");
+  if (!index.contains("weight_map")) throw ModelLoadError(index_path.string(), "missing field 'weight_map'");
+  if (!index["weight_map"].is_object())
+    throw ModelLoadError(index_path.string(), "field 'weight_map' must be an object {tensor name: shard file}, got " +
+                                                  std::string(index["weight_map"].type_name()));
   std::map<std::string, std::string> map;
   for (auto it = index["weight_map"].begin(); it != index["weight_map"].end(); ++it) {
     if (!it->is_string()) throw ModelLoadError(index_path.string(), "weight_map['" + it.key() + "'] must be a file name");

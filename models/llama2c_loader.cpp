@@ -6,6 +6,7 @@
 #include <fstream>
 #include <vector>
 
+#include "datasets/regular_file.hpp"
 #include "models/model_error.hpp"
 
 namespace kvbench::models {
@@ -22,6 +23,8 @@ void check_field(const std::string& path, const char* field, int64_t value, int6
 }  // namespace
 
 Llama2cCheckpoint load_llama2c(const std::string& path) {
+  const std::string kind = datasets::non_regular_kind(path);
+  if (!kind.empty()) throw ModelLoadError(path, "a llama2.c checkpoint must be a regular file, this is " + kind);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ModelLoadError(path, "cannot open checkpoint");
   const auto file_size = static_cast<int64_t>(std::filesystem::file_size(path));

@@ -13,12 +13,17 @@
 namespace kvbench::models {
 
 std::shared_ptr<MappedFile> MappedFile::open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused just below).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw ModelLoadError(path, std::string("cannot open: ") + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     ::close(fd);
     throw ModelLoadError(path, std::string("cannot stat: ") + std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw ModelLoadError(path, "not a regular file");
   }
   const size_t size = static_cast<size_t>(st.st_size);
   void* data = nullptr;

@@ -2,9 +2,11 @@
 
 #include <filesystem>
 
+#include "datasets/regular_file.hpp"
 #include "models/hf_loader.hpp"
 #include "models/llama2c_loader.hpp"
 #include "models/model_error.hpp"
+#include "models/weight_checks.hpp"
 
 namespace kvbench::models {
 namespace fs = std::filesystem;
@@ -43,10 +45,17 @@ fs::path checkpoint_in(const fs::path& dir) {
 
 }  // namespace
 
+// A FIFO would block forever on open and /dev/zero never ends: only regular files are read.
+void require_regular(const std::string& path, const std::string& what) {
+  const std::string kind = datasets::non_regular_kind(path);
+  if (!kind.empty()) throw ModelLoadError(path, "the " + what + " must be a regular file or a model directory, this is " + kind);
+}
+
 LoadedModel locate_model(const std::string& path_in, const std::string& tokenizer) {
   std::string path = path_in;
   if (path == "stories260K") path = std::string(KVBENCH_SHARED_DIR) + "/models/stories260K";
   if (!fs::exists(path)) throw ModelLoadError(path, "no such model file or directory");
+  if (!fs::is_directory(path)) require_regular(path, "model");
   LoadedModel m;
   m.name = fs::path(path).lexically_normal().filename().string();
   if (m.name.empty()) m.name = fs::path(path).lexically_normal().parent_path().filename().string();
@@ -65,7 +74,10 @@ LoadedModel locate_model(const std::string& path_in, const std::string& tokenize
       throw ModelLoadError(path, "no tokenizer.model (sentencepiece) in this directory; pass --tokenizer "
                                  "(kvbench reads sentencepiece tokenizers only, not tokenizer.json)");
     }
-    if (!fs::is_regular_file(m.tokenizer_path)) throw ModelLoadError(m.tokenizer_path, "tokenizer file not found");
+    if (!fs::exists(m.tokenizer_path)) throw ModelLoadError(m.tokenizer_path, "tokenizer file not found");
+    require_regular(m.tokenizer_path, "tokenizer");
+    for (const auto& file : m.weight_files)
+      if (fs::exists(file)) require_regular(file, "weight file");
     return m;
   }
   m.format = "llama2c";
@@ -77,7 +89,8 @@ LoadedModel locate_model(const std::string& path_in, const std::string& tokenize
   m.weights_path = bin.string();
   m.weight_files = {bin.string()};
   m.tokenizer_path = tokenizer.empty() ? tokenizer_beside(bin.parent_path(), bin.string()) : tokenizer;
-  if (!fs::is_regular_file(m.tokenizer_path)) throw ModelLoadError(m.tokenizer_path, "tokenizer file not found");
+  if (!fs::exists(m.tokenizer_path)) throw ModelLoadError(m.tokenizer_path, "tokenizer file not found");
+  require_regular(m.tokenizer_path, "tokenizer");
   if (m.name.size() > 4 && m.name.substr(m.name.size() - 4) == ".bin") m.name = bin.stem().string();
   return m;
 }
@@ -89,12 +102,14 @@ LoadedModel load_model(const std::string& path, const std::string& tokenizer) {
     m.config = hf.config;
     m.weights = std::move(hf.weights);
     validate_weights(m.config, m.weights, m.weights_path);
+    check_finite_weights(m.weights, m.weights_path);
     return m;
   }
   Llama2cCheckpoint ck = load_llama2c(m.weights_path);
   m.config = ck.config;
   m.weights = std::move(ck.weights);
   validate_weights(m.config, m.weights, m.weights_path);
+  check_finite_weights(m.weights, m.weights_path);
   return m;
 }
 

@@ -2,10 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 
+#include "datasets/json_parse.hpp"
 #include "models/model_error.hpp"
 
 namespace kvbench::models {
@@ -51,8 +53,9 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
   const size_t data_start = 8 + header_len;
   nlohmann::json header;
   try {
-    header = nlohmann::json::parse(st.file_->data() + 8, st.file_->data() + data_start);
-  } catch (const nlohmann::json::parse_error& e) {
+    header = datasets::parse_json(
+        std::string_view(reinterpret_cast<const char*>(st.file_->data()) + 8, header_len), path + " (header)");
+  } catch (const datasets::DataError& e) {
     throw ModelLoadError(path, std::string("header is not valid JSON (wrong header length?): ") + e.what());
   }
   if (!header.is_object()) throw ModelLoadError(path, "header is not a JSON object");
@@ -97,6 +100,16 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
     entry.end = data_start + end;
     st.entries_.emplace(name, std::move(entry));
   }
+  // Two tensors sharing bytes would silently alias each other's weights (safetensors' own
+  // reader rejects this too).
+  std::vector<std::pair<const std::string*, const Entry*>> by_offset;
+  for (const auto& [name, entry] : st.entries_)
+    if (entry.end > entry.begin) by_offset.push_back({&name, &entry});
+  std::sort(by_offset.begin(), by_offset.end(), [](const auto& a, const auto& b) { return a.second->begin < b.second->begin; });
+  for (size_t i = 1; i < by_offset.size(); ++i)
+    if (by_offset[i].second->begin < by_offset[i - 1].second->end)
+      throw ModelLoadError(path, "tensors '" + *by_offset[i - 1].first + "' and '" + *by_offset[i].first +
+                                     "' overlap: their data_offsets share bytes");
   return st;
 }
 

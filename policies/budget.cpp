@@ -23,7 +23,8 @@ Budget Budget::fraction(double f) {
 }
 
 Budget Budget::parse(const std::string& text) {
-  if (text.empty() || text == "full" || text == "inf") return unlimited();
+  if (text.empty()) throw std::invalid_argument("budget is empty: give a token count (512), a percentage (20%) or 'full'");
+  if (text == "full" || text == "inf") return unlimited();
   try {
     size_t used = 0;
     if (text.back() == '%') {

@@ -38,6 +38,11 @@ class KvecPolicy : public Policy {
         literal_one_(p["force_literal_one"]),
         reduce_(parse_head_reduce(p["head_reduce"])) {
     if (window_ < 1 || wide_window_ < window_) throw std::invalid_argument("kvec: need 1 <= window <= wide_window");
+    if (!(beta_ >= 0.0 && beta_ <= 1.0))
+      throw std::invalid_argument("kvec: parameter 'beta' (the forced share of the budget) must be in [0, 1], got " +
+                                  std::to_string(beta_));
+    if (!(lambda_ >= 0.0)) throw std::invalid_argument("kvec: parameter 'lambda' must be >= 0, got " + std::to_string(lambda_));
+    if (delta_ < 0) throw std::invalid_argument("kvec: parameter 'delta' must be >= 0, got " + std::to_string(delta_));
     if (criterion_ != "std" && criterion_ != "entropy") throw std::invalid_argument("kvec: head_criterion must be std or entropy");
     if (pooling_ != "max" && pooling_ != "avg" && pooling_ != "none") throw std::invalid_argument("kvec: pooling must be max, avg or none");
     if (kernel_ < 1 || kernel_ % 2 == 0) throw std::invalid_argument("kvec: kernel must be odd and positive");

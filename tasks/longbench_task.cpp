@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "datasets/data_root.hpp"
+#include "datasets/json_parse.hpp"
 #include "metrics/longbench_metrics.hpp"
 #include "tasks/chat_template.hpp"
 #include "tasks/engines/generation_engine.hpp"
@@ -16,16 +17,6 @@ namespace {
 
 constexpr const char* kSource = "THUDM/LongBench on Hugging Face (data.zip: data/<subset>.jsonl)";
 constexpr const char* kConfigSource = "THUDM/LongBench @2e00731 LongBench/config/";
-
-nlohmann::json read_json_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open");
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw std::runtime_error(path + ": invalid JSON: " + e.what());
-  }
-}
 
 std::string config_file(const TaskContext& ctx, const std::string& name) {
   return datasets::resolve_data_file(ctx.data_root, "longbench_ref/" + name, kConfigSource + name);
@@ -52,8 +43,8 @@ struct SubsetRun {
 };
 
 SubsetRun run_subset(const TaskContext& ctx, const std::string& subset, int64_t done_before, int64_t total) {
-  const nlohmann::json prompts = read_json_file(config_file(ctx, "dataset2prompt.json"));
-  const nlohmann::json maxlens = read_json_file(config_file(ctx, "dataset2maxlen.json"));
+  const nlohmann::json prompts = datasets::read_json_file(config_file(ctx, "dataset2prompt.json"));
+  const nlohmann::json maxlens = datasets::read_json_file(config_file(ctx, "dataset2maxlen.json"));
   if (!prompts.contains(subset) || !maxlens.contains(subset))
     throw std::runtime_error("longbench_ref/dataset2prompt.json or dataset2maxlen.json has no entry for " + subset);
   const std::string prompt_template = prompts.at(subset).get<std::string>();
@@ -68,7 +59,7 @@ SubsetRun run_subset(const TaskContext& ctx, const std::string& subset, int64_t 
     max_length_rule = "task_params.max_length";
   } else if (ctx.params.contains("max_length_model")) {
     const std::string name = ctx.param<std::string>("max_length_model", "");
-    const nlohmann::json table = read_json_file(config_file(ctx, "model2maxlen.json"));
+    const nlohmann::json table = datasets::read_json_file(config_file(ctx, "model2maxlen.json"));
     if (!table.contains(name)) throw std::invalid_argument("task_params.max_length_model '" + name + "' is not in model2maxlen.json");
     max_length = table.at(name).get<int64_t>();
     max_length_rule = "model2maxlen.json[" + name + "]";

@@ -11,6 +11,8 @@
 
 #include "datasets/data_root.hpp"
 #include "datasets/sha256.hpp"
+#include "models/device_options.hpp"
+#include "models/weight_checks.hpp"
 #include "models/model_loader.hpp"
 #include "policies/budget.hpp"
 #include "policies/registry.hpp"
@@ -45,17 +47,13 @@ LoadedEntry& load_cached(const nlohmann::json& spec) {
   if (!slot) {
     auto entry = std::make_unique<LoadedEntry>();
     entry->loaded = models::load_model(spec["model"], spec["tokenizer"]);
-    torch::Device device(spec["device"].get<std::string>());
+    const torch::Device device = models::parse_device(spec["device"]);
     if (device.is_cuda() && !torch::cuda::is_available()) throw std::runtime_error("device cuda: no CUDA device available");
-    std::string dt = spec["dtype"];
-    torch::ScalarType dtype = dt == "auto" ? (device.is_cuda() ? torch::kBFloat16 : torch::kFloat32)
-                              : dt == "float32" ? torch::kFloat32
-                              : dt == "bfloat16" ? torch::kBFloat16
-                              : dt == "float16" ? torch::kFloat16
-                              : throw std::invalid_argument("dtype must be auto, float32, bfloat16 or float16");
+    const torch::ScalarType dtype = models::parse_dtype(spec["dtype"], device);
     entry->transformer = std::make_unique<models::Transformer>(entry->loaded.config,
                                                                models::to_device(entry->loaded.weights, device, dtype));
     entry->tokenizer = std::make_unique<models::Tokenizer>(entry->loaded.tokenizer_path);
+    models::check_tokenizer_vocab(entry->tokenizer->vocab_size(), entry->loaded);
     slot = std::move(entry);
   }
   return *slot;
@@ -113,6 +111,8 @@ nlohmann::json normalize_job_spec(const nlohmann::json& spec) {
   if (out["task"].get<std::string>().empty()) throw std::invalid_argument("job spec: field 'task' is required");
   make_task(out["task"]);  // validates the name
   out["policy_params"] = policies::resolved_params(out["policy"], out["policy_params"]);
+  policies::make_policy(out["policy"], out["policy_params"]);  // the policy's own range checks, up front
+  models::validate_device_and_dtype(out["device"], out["dtype"]);
   out["budget"] = policies::Budget::parse(out["budget"]).to_string();
   models::parse_protocol(out["protocol"]);
   if (out["block"].get<int64_t>() < 1) throw std::invalid_argument("job spec: field 'block' must be >= 1");

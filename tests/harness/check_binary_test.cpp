@@ -25,7 +25,8 @@ TEST(KvbenchCheck, PassesOnTheCommittedBaselineAndCatchesAPerturbedOne) {
   cell["metrics"]["perplexity"] = cell["metrics"]["perplexity"].get<double>() * 1.01;
   const std::string bad = write_json(dir / "perturbed.json", perturbed);
   // Reusing the results of the first check keeps this fast; the comparison is what is tested.
-  CommandResult moved = run_kvbench("check " + grid + " --baseline " + bad + " --results " + results + " --quiet");
+  CommandResult moved =
+      run_kvbench("check " + grid + " --baseline " + bad + " --results " + results + " --reuse-results --quiet");
   EXPECT_EQ(moved.exit_code, 1) << moved.output;
   EXPECT_NE(moved.output.find("MOVED   " + cell["description"].get<std::string>()), std::string::npos) << moved.output;
   EXPECT_NE(moved.output.find("! perplexity:"), std::string::npos) << moved.output;
@@ -37,9 +38,15 @@ TEST(KvbenchCheck, PassesOnTheCommittedBaselineAndCatchesAPerturbedOne) {
   gone["cell"]["seed"] = 12345;
   extra["cells"].push_back(gone);
   CommandResult missing = run_kvbench("check " + grid + " --baseline " + write_json(dir / "extra.json", extra) +
-                                      " --results " + results + " --quiet");
+                                      " --results " + results + " --reuse-results --quiet");
   EXPECT_EQ(missing.exit_code, 1) << missing.output;
   EXPECT_NE(missing.output.find("GONE"), std::string::npos) << missing.output;
+
+  // Without --reuse-results a directory holding results is refused: check never reuses them.
+  CommandResult stale = run_kvbench("check " + grid + " --baseline " + baseline + " --results " + results + " --quiet 2>&1");
+  EXPECT_EQ(stale.exit_code, 1) << stale.output;
+  EXPECT_NE(stale.output.find("--results " + results + ": must be a new or empty directory"), std::string::npos)
+      << stale.output;
 }
 
 TEST(KvbenchDemo, QuickDemoPrintsTheTable) {

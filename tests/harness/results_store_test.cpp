@@ -39,7 +39,7 @@ TEST(ResultsStore, WritesResultsAndLogsEachRun) {
   testing::TempDir dir;
   ResultsStore store(dir / "runs");
   EXPECT_FALSE(store.has_result("0123456789abcdef"));
-  store.write_result({{"id", "0123456789abcdef"}, {"metrics", {{"x", 1}}}, {"timings", {{"seconds", 2.5}}}});
+  store.write_result({{"id", "0123456789abcdef"}, {"spec", {{"task", "t"}}}, {"metrics", {{"x", 1}}}, {"timings", {{"seconds", 2.5}}}});
   ASSERT_TRUE(store.has_result("0123456789abcdef"));
   EXPECT_EQ(store.read_result("0123456789abcdef")["metrics"]["x"], 1);
   store.log_failure("fedcba9876543210", "boom");

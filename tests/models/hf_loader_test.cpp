@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "harness/file_tree.hpp"
 #include "models/hf_config.hpp"
@@ -342,6 +343,55 @@ TEST(HfConfig, TransformersFourRopeScalingAndFamilyDefaults) {
   EXPECT_EQ(c.norm_eps, 1e-6);       // MistralConfig's default
   EXPECT_EQ(c.max_seq_len, 131072);  // MistralConfig's default 4096 * 32
   EXPECT_FALSE(c.tied_embeddings);
+}
+
+
+// Issue #14: damaged checkpoints are refused at load, naming the file and the tensor or field.
+TEST_F(HfLoader, NanWeightIsRefusedNamingTheTensor) {
+  ModelWeights broken = stories_->weights;
+  broken.layers[2].wk = broken.layers[2].wk.clone();
+  broken.layers[2].wk[3][5] = std::numeric_limits<float>::quiet_NaN();
+  LoadedModel m = *stories_;
+  m.weights = broken;
+  fs::path dir = write_hf(m, {});
+  const std::string error = load_error(dir);
+  EXPECT_NE(error.find("tensor 'layers.2.wk' holds NaN or infinite values"), std::string::npos) << error;
+  broken.layers[2].wk[3][5] = std::numeric_limits<float>::infinity();
+  m.weights = broken;
+  EXPECT_NE(load_error(write_hf(m, {})).find("layers.2.wk"), std::string::npos);
+}
+
+TEST_F(HfLoader, NonPositiveRmsNormEpsIsRefused) {
+  for (double eps : {-1e-5, 0.0}) {
+    fs::path dir = write_hf(*stories_, {});
+    nlohmann::json config = hf_config(stories_->config, {});
+    config["rms_norm_eps"] = eps;
+    write_json(dir / "config.json", config);
+    const std::string error = load_error(dir);
+    EXPECT_NE(error.find("field 'rms_norm_eps': must be in (0, 1)"), std::string::npos) << error;
+    EXPECT_NE(error.find("config.json:"), std::string::npos) << error;
+  }
+}
+
+TEST_F(HfLoader, OverlappingDataOffsetsAreRefused) {
+  fs::path dir = write_hf(*stories_, {});
+  edit_header(dir / "model.safetensors", [](nlohmann::json& h) {
+    // Two norms of the same size: point the second at the first one's bytes.
+    h["model.layers.1.input_layernorm.weight"]["data_offsets"] = h["model.layers.0.input_layernorm.weight"]["data_offsets"];
+  });
+  const std::string error = load_error(dir);
+  EXPECT_NE(error.find("overlap"), std::string::npos) << error;
+  EXPECT_NE(error.find("model.layers.0.input_layernorm.weight"), std::string::npos) << error;
+}
+
+TEST_F(HfLoader, WeightMapThatIsNotAnObjectIsNamedAsSuch) {
+  HfWriteOptions sharded;
+  sharded.shards = 2;
+  fs::path dir = write_hf(*stories_, sharded);
+  write_json(dir / "model.safetensors.index.json", {{"weight_map", nlohmann::json::array({"a", "b"})}});
+  const std::string error = load_error(dir);
+  EXPECT_NE(error.find("field 'weight_map' must be an object"), std::string::npos) << error;
+  EXPECT_EQ(error.find("missing"), std::string::npos) << error;
 }
 
 }  // namespace

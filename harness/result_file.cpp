@@ -1,0 +1,29 @@
+#include "harness/result_file.hpp"
+
+#include <filesystem>
+
+#include "datasets/json_parse.hpp"
+
+namespace kvbench::harness {
+
+std::string result_json_problem(const nlohmann::json& result, const std::string& id) {
+  if (!result.is_object()) return "not a JSON object";
+  if (!result.contains("id") || !result["id"].is_string()) return "no string field 'id'";
+  if (!id.empty() && result["id"] != id) return "its id is " + result["id"].get<std::string>() + ", not " + id;
+  if (!result.contains("spec") || !result["spec"].is_object()) return "no object field 'spec'";
+  if (!result.contains("metrics") || !result["metrics"].is_object()) return "no object field 'metrics'";
+  if (result.contains("examples") && !result["examples"].is_array()) return "field 'examples' is not a list";
+  return "";
+}
+
+std::string result_file_problem(const std::string& path, const std::string& id) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return "no result file";
+  try {
+    return result_json_problem(datasets::read_json_file(path), id);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
+
+}  // namespace kvbench::harness
