@@ -1,16 +1,25 @@
 // BUZZ: beehive-structured sparse KV cache with segmented heavy hitters (buzz.txt §3.3–3.5,
 // Alg. 1–2, Remarks 1–2, Theorem 3.1). The cache is [k sinks | old | new | w window]:
-//  - tokens leave the window into the "new" region and are buffered there; nothing is evicted
-//    while old + new < T (the threshold; Remark 2's container holds k + T + w tokens);
-//  - when old + new reaches T (Alg. 1 lines 9–15): the new tokens are cut into segments of the
-//    stride s and only each segment's local maximum of accumulated attention is kept (Alg. 2);
-//    the old tokens are re-sampled by interval sampling with ŝ = ⌊(s+1)/2⌋; both become "old";
-//  - a long prompt (one-shot prefill or a big streamed block) runs that step repeatedly over
-//    successive chunks of T − |old| new tokens until what remains fits (Alg. 1 "goto 7", Remark 2);
+//  - tokens leave the window into the "new" region and are buffered there;
+//  - when old + new exceed T (the reference's BuzzKVCacheWithAccumulation: `other_size >
+//    sample_threshold`; `trigger: reaches` evicts when they reach T, our earlier reading of
+//    Alg. 1): the new tokens are cut into segments of the stride s and only each segment's local
+//    maximum of accumulated attention is kept (Alg. 2); the old tokens are re-sampled by interval
+//    sampling with ŝ = ⌊(s+1)/2⌋; both become "old";
+//  - all buffered new tokens are sampled in that one pass, however many a long prompt brought (the
+//    reference); `new_tokens: chunked` runs the step over successive chunks of T − |old| new tokens
+//    instead (Alg. 1 "goto 7", Remark 2). If one pass leaves more than T old tokens (a forward
+//    of more than ≈ s·T new tokens), the old tokens are re-sampled again until they fit: kvbench's
+//    budget is a hard cap, where the reference holds the excess until its next steps thin it;
 //  - fewer than k + w tokens: nothing to do (Remark 1).
+// Positions: keys are rotated by cache slot (`positions: cache_slot`, the reference's patched
+// Llama attention rotates the kept keys by arange(n)); `positions: original` keeps them.
+// Slot order: this policy relies on the LayerCache keeping, per head, the slot order keep() was
+// given (ascending positions): the old tokens are slots [k, k + n_old), the window the last w
+// slots, and kCacheSlot rotates by slot order.
 // Budget mapping: the budget is the container, k + w + T = budget, so the cache never holds more
-// than its budget, not even between evictions. `window`/`threshold` "auto" split the room left by
-// the sinks by Theorem 3.1 (T/w = (s²+1)/(s+1) for odd s, s − 1 for even s).
+// than its budget after a compression. `window`/`threshold` "auto" split the room left by the
+// sinks by Theorem 3.1 (T/w = (s²+1)/(s+1) for odd s, s − 1 for even s).
 // Ablations: `local_max: false` samples new tokens by interval too (Fig. 8b, "no local max");
 // `old_stride` overrides ŝ (Fig. 8a swaps the strides). BUZZ with log n (§3.5, eq. 7–8):
 // `logn: true` multiplies the attention logits by log_base(n), n = the keys attended, base 512.
@@ -52,6 +61,16 @@ class BuzzPolicy : public Policy {
         logn_(p["logn"]),
         logn_base_(p["logn_base"]),
         reduce_(parse_head_reduce(p["head_reduce"])) {
+    const std::string trigger = p["trigger"], new_tokens = p["new_tokens"], positions = p["positions"];
+    if (trigger != "exceeds" && trigger != "reaches")
+      throw std::invalid_argument("buzz: trigger must be exceeds or reaches, got '" + trigger + "'");
+    if (new_tokens != "one_pass" && new_tokens != "chunked")
+      throw std::invalid_argument("buzz: new_tokens must be one_pass or chunked, got '" + new_tokens + "'");
+    if (positions == "cache_slot") mode_ = PositionMode::kCacheSlot;
+    else if (positions == "original") mode_ = PositionMode::kOriginal;
+    else throw std::invalid_argument("buzz: positions must be cache_slot or original, got '" + positions + "'");
+    trigger_at_threshold_ = trigger == "reaches";
+    one_pass_ = new_tokens == "one_pass";
     const int64_t old_stride = auto_or_int(p["old_stride"], "old_stride");
     old_stride_ = old_stride < 0 ? buzz::old_stride_for(stride_) : old_stride;
     if (sinks_ < 0) throw std::invalid_argument("buzz: sinks must be >= 0");
@@ -64,6 +83,7 @@ class BuzzPolicy : public Policy {
   }
 
   std::string name() const override { return "buzz"; }
+  PositionMode position_mode() const override { return mode_; }
   StatsRequest wants() const override {
     StatsRequest r;
     r.column_sums = true;
@@ -91,7 +111,8 @@ class BuzzPolicy : public Policy {
     const int64_t n = cache.size(), k = layout_.sinks, w = layout_.window, T = layout_.threshold;
     if (layer >= static_cast<int64_t>(n_old_.size())) n_old_.resize(layer + 1, 0);
     const int64_t middle = n - k - w;  // old + new; Remark 1: nothing to do until sinks and window fill
-    if (middle < T) return;
+    const int64_t slack = trigger_at_threshold_ ? 0 : 1;  // evict at old + new = T + slack
+    if (middle < T + slack) return;
     if (T < buzz::kMinThreshold) return keep_last(cache, layout_.sinks + layout_.window + layout_.threshold);
 
     const int64_t n_old = std::min(n_old_[layer], middle);
@@ -104,9 +125,7 @@ class BuzzPolicy : public Policy {
       std::iota(old.begin(), old.end(), k);
       int64_t next_new = k + n_old;  // first buffered new token
       const int64_t end_new = n - w;
-      // Alg. 1 lines 7–17: evict whenever old + new reaches T, consuming T − |old| new tokens.
-      while (static_cast<int64_t>(old.size()) + (end_new - next_new) >= T) {
-        const int64_t take = T - static_cast<int64_t>(old.size());  // ≥ 1: |old| < T after every step
+      auto sample_new = [&](int64_t take) {
         std::vector<int64_t> fresh(take);
         std::iota(fresh.begin(), fresh.end(), next_new);
         next_new += take;
@@ -115,6 +134,14 @@ class BuzzPolicy : public Policy {
             local_max_ ? buzz::local_max_sample(fresh, score, stride_) : buzz::interval_sample(fresh, stride_);
         resampled.insert(resampled.end(), sampled.begin(), sampled.end());
         old = std::move(resampled);
+      };
+      if (one_pass_) {
+        sample_new(end_new - next_new);
+        while (static_cast<int64_t>(old.size()) > T) old = buzz::interval_sample(old, old_stride_);
+      } else {
+        // Alg. 1 lines 7–17: evict whenever old + new reach T (+ slack), consuming that many new tokens.
+        while (static_cast<int64_t>(old.size()) + (end_new - next_new) >= T + slack)
+          sample_new(T + slack - static_cast<int64_t>(old.size()));  // ≥ 1: |old| < T after every step
       }
       kept_old = static_cast<int64_t>(old.size());
       std::vector<int64_t> keep(k);
@@ -137,6 +164,8 @@ class BuzzPolicy : public Policy {
 
   int64_t sinks_, window_, threshold_, stride_, old_stride_ = 0;
   bool local_max_, logn_;
+  bool trigger_at_threshold_ = false, one_pass_ = true;
+  PositionMode mode_ = PositionMode::kCacheSlot;
   double logn_base_;
   HeadReduce reduce_;
   bool unlimited_ = false;
@@ -147,8 +176,9 @@ class BuzzPolicy : public Policy {
 const PolicyRegistration registration({
     "buzz",
     "Sinks + window + beehive sampling: one local heavy hitter per stride segment of new tokens, interval "
-    "re-sampling of old ones, evicting only when the buffer reaches T (logn: BUZZ with log n)",
-    "BUZZ (buzz.txt §3.3 Alg. 1–2, Remarks 1–2, Theorem 3.1; §3.5 eq. 7–8 for log n)",
+    "re-sampling of old ones, evicting only when the buffer exceeds T (logn: BUZZ with log n)",
+    "BUZZ (buzz.txt §3.3 Alg. 1–2, Remarks 1–2, Theorem 3.1; §3.5 eq. 7–8 for log n); defaults follow the "
+    "official code, JunqiZhao888/buzz-llm BuzzKVCacheWithAccumulation",
     {{"sinks", 4},
      {"window", nullptr},     // null = "auto"
      {"threshold", nullptr},  // null = "auto" (Theorem 3.1)
@@ -157,7 +187,10 @@ const PolicyRegistration registration({
      {"local_max", true},
      {"logn", false},
      {"logn_base", 512.0},
-     {"head_reduce", "mean"}},
+     {"head_reduce", "mean"},
+     {"trigger", "exceeds"},      // reaches = evict when old + new reach T
+     {"new_tokens", "one_pass"},  // chunked = Alg. 1 "goto 7" over chunks of T − |old|
+     {"positions", "cache_slot"}},
     [](const nlohmann::json& p) { return std::make_unique<BuzzPolicy>(p); }});
 
 }  // namespace

@@ -5,7 +5,7 @@
 
 namespace kvbench::policies::cascade {
 
-Book::Book(int64_t sinks, std::vector<int64_t> capacities, int64_t base, bool token_selection)
+Book::Book(int64_t sinks, std::vector<int64_t> capacities, int64_t base, bool token_selection, bool eager_fill)
     : n_sinks_(sinks), capacities_(std::move(capacities)), token_selection_(token_selection) {
   if (sinks < 0 || base < 2) throw std::invalid_argument("cascade: need sinks >= 0 and base >= 2");
   int64_t period = 1;
@@ -15,6 +15,12 @@ Book::Book(int64_t sinks, std::vector<int64_t> capacities, int64_t base, bool to
     period = period > std::numeric_limits<int64_t>::max() / base ? std::numeric_limits<int64_t>::max() : period * base;
   }
   cascades_.resize(capacities_.size());
+  // The reference (cascading_cache.py, eager_fill) accepts everywhere while the 0-based token
+  // index is <= max_seq_len + sinks, i.e. non-sink step t <= |C|.
+  if (eager_fill) {
+    eager_until_ = 0;
+    for (int64_t c : capacities_) eager_until_ += c;
+  }
 }
 
 bool Book::accepting(size_t i) const { return seen_ % periods_.at(i) == 0; }
@@ -26,7 +32,8 @@ void Book::insert(const Token& incoming) {
   }
   Token item = incoming;
   std::vector<bool> accepts(cascades_.size());
-  for (size_t i = 0; i < cascades_.size(); ++i) accepts[i] = accepting(i);
+  const bool eager = seen_ <= eager_until_;
+  for (size_t i = 0; i < cascades_.size(); ++i) accepts[i] = eager || accepting(i);
   ++seen_;
   for (size_t i = 0; i < cascades_.size(); ++i) {
     std::deque<Token>& buf = cascades_[i];
@@ -41,9 +48,10 @@ void Book::insert(const Token& incoming) {
       buf.push_back(item);
       return;
     }
-    // Cases 3–4: not accepting; the incoming token replaces the newest one only if its
-    // attention EMA is higher (token selection); otherwise it is discarded.
-    if (token_selection_ && item.score > buf.back().score) buf.back() = item;
+    // Cases 3–4: not accepting; the incoming token replaces the newest one if its attention EMA
+    // is at least as high (token selection; the reference kernel compares score >= old_score);
+    // otherwise it is discarded.
+    if (token_selection_ && item.score >= buf.back().score) buf.back() = item;
     return;
   }
   // Evicted from the last sub-cache: gone.

@@ -19,7 +19,9 @@ class Book {
  public:
   // capacities[i] = |C_i|; sub-cache i (0-based) accepts at non-sink step t iff t % base^i == 0
   // (base 2: one in 2^(i−1) in the paper's 1-based numbering; 3, 4: Table 5's alternatives).
-  Book(int64_t sinks, std::vector<int64_t> capacities, int64_t base, bool token_selection);
+  // eager_fill (the reference's default): every sub-cache accepts while t <= Σ|C_i|, so the
+  // cascade holds every token until it is full instead of thinning from the start.
+  Book(int64_t sinks, std::vector<int64_t> capacities, int64_t base, bool token_selection, bool eager_fill = false);
 
   // Alg. 1 for one incoming token.
   void insert(const Token& token);
@@ -39,6 +41,7 @@ class Book {
   std::vector<int64_t> capacities_;
   std::vector<int64_t> periods_;  // base^i, saturated
   bool token_selection_;
+  int64_t eager_until_ = -1;  // non-sink steps t <= this are accepted everywhere; -1 = never
   std::deque<Token> sinks_;
   std::vector<std::deque<Token>> cascades_;
   int64_t seen_ = 0;  // non-sink tokens inserted so far

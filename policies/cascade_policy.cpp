@@ -5,8 +5,12 @@
 // its attention EMA is higher, and is discarded otherwise (token selection; `token_selection:
 // false` is Table 3's ablation, a static pattern). The reach is eq. 4, |C|/N·Σ base^(i−1):
 // 7,680 tokens for |C| = 2048, N = 4.
-// Scores: μ ← γ·μ + (1 − γ)·s with γ = exp(−N·ln(100)/|C|) (App. B), s the attention the slot
-// receives reduced over all query heads by ρ = mean | median | max (`head_reduce`, §3.1 / Table 5).
+// Defaults follow the official code (jeffwillette/cascading_kv_cache, CascadingKVCache):
+// `eager_fill` lets every sub-cache accept until |C| non-sink tokens have been seen, so the cache
+// holds every token until it is full; ties in cases 3–4 go to the incoming token (>=).
+// Scores: μ ← γ·μ + (1 − γ)·s with the reference's fixed γ = 0.9999999 (`gamma_from_window: true`
+// gives App. B's exp(−N·ln(100)/|C|)), s the attention the slot receives reduced over all query
+// heads by ρ = mean | median | max (`head_reduce`, §3.1 / Table 5).
 // Selection is homogeneous (App. C): every head keeps the same tokens, which PositionMode::
 // kCacheSlot needs (positions are the slot order 0..n−1, as StreamingLLM's).
 // Budget: |C| = the budget; the sinks come on top (`sinks_on_top`, the paper's accounting: "a window
@@ -14,7 +18,9 @@
 // count inside it.
 // Implementation: the cascade is kept as logical circular buffers of token ids (cascade_book.hpp);
 // the LayerCache is always in position order and one keep() with the same indices for every head
-// drops what Alg. 1 dropped. That keep is O(|C|·d) per evicting step (a gather), where the
+// drops what Alg. 1 dropped. Slot order: this policy relies on the LayerCache keeping the slot
+// order keep() was given (position order): compress() matches the book against the slots in that
+// order, and kCacheSlot rotates keys by it (sinks, then the last sub-cache … the first). That keep is O(|C|·d) per evicting step (a gather), where the
 // paper's physical circular buffers overwrite one slot in O(d); LayerCache has no slot order other
 // than storage order, which is what kCacheSlot rotates by.
 // Blocks of T > 1 queries (one-shot or streamed prompts): the EMA takes the block's mean attention
@@ -56,11 +62,11 @@ class CascadePolicy : public Policy {
         sinks_on_top_(p["sinks_on_top"]),
         token_selection_(p["token_selection"]),
         reduce_(parse_cascade_reduce(p["head_reduce"])),
-        gamma_param_(p["gamma"]) {
+        gamma_param_(p["gamma"]),
+        gamma_from_window_(p["gamma_from_window"]),
+        eager_fill_(p["eager_fill"]) {
     if (sinks_ < 0 || n_cascades_ < 1) throw std::invalid_argument("cascade: need sinks >= 0 and cascades >= 1");
-    if (!gamma_param_.is_null() && !(gamma_param_.is_number() && gamma_param_.get<double>() >= 0 &&
-                                     gamma_param_.get<double>() <= 1))
-      throw std::invalid_argument("cascade: gamma must be null (App. B's default) or a number in [0, 1]");
+    if (!(gamma_param_ >= 0 && gamma_param_ <= 1)) throw std::invalid_argument("cascade: gamma must be in [0, 1]");
   }
 
   std::string name() const override { return "cascade"; }
@@ -81,8 +87,8 @@ class CascadePolicy : public Policy {
     sinks_used_ = sinks;
     cascades_used_ = std::min<int64_t>(n_cascades_, window_);
     capacities_ = cascade::split_capacity(window_, cascades_used_);
-    gamma_ = gamma_param_.is_null() ? std::exp(-static_cast<double>(cascades_used_) * std::log(100.0) / window_)
-                                    : gamma_param_.get<double>();
+    gamma_ = gamma_from_window_ ? std::exp(-static_cast<double>(cascades_used_) * std::log(100.0) / window_)
+                                : gamma_param_;
   }
 
   int64_t layer_budget(int64_t) const override {
@@ -142,14 +148,15 @@ class CascadePolicy : public Policy {
  private:
   cascade::Book& book_for(int64_t layer) {
     auto it = books_.find(layer);
-    if (it == books_.end()) it = books_.emplace(layer, cascade::Book(sinks_used_, capacities_, base_, token_selection_)).first;
+    if (it == books_.end()) it = books_.emplace(layer, cascade::Book(sinks_used_, capacities_, base_, token_selection_, eager_fill_)).first;
     return it->second;
   }
 
   int64_t sinks_, n_cascades_, base_;
   bool sinks_on_top_, token_selection_;
   CascadeReduce reduce_;
-  nlohmann::json gamma_param_;
+  double gamma_param_;
+  bool gamma_from_window_, eager_fill_;
   bool unlimited_ = false;
   int64_t window_ = 0, sinks_used_ = 0, cascades_used_ = 0;
   std::vector<int64_t> capacities_;
@@ -162,14 +169,16 @@ const PolicyRegistration registration({
     "Cascading sink cache: 4 sinks + N sub-caches accepting 1/2^(i-1) of the previous one's evictions, "
     "EMA-attention token selection, positions by cache slot",
     "Cascading KV cache (cascading-kv-cache.txt §3.1 eq. 4, Alg. 1, App. B gamma, App. C homogeneous heads; "
-    "Tables 3, 5 ablations)",
+    "Tables 3, 5 ablations); defaults follow the official code, jeffwillette/cascading_kv_cache",
     {{"sinks", 4},
      {"cascades", 4},
      {"cascade_function", "pow2"},
      {"sinks_on_top", true},
      {"token_selection", true},
      {"head_reduce", "mean"},
-     {"gamma", nullptr}},  // null = exp(−N·ln(100)/|C|)
+     {"gamma", 0.9999999},  // the reference's fixed β
+     {"gamma_from_window", false},  // true = App. B's exp(−N·ln(100)/|C|)
+     {"eager_fill", true}},
     [](const nlohmann::json& p) { return std::make_unique<CascadePolicy>(p); }});
 
 }  // namespace

@@ -4,9 +4,11 @@
 //   window  all but the r most recent (H2O, ScissorHands, StreamLLM's local window)
 //   std     all but the r slots whose received attention has the largest standard deviation
 //           (RoCo: "persistence of attention robustness")
-//   easykv  the EasyKV reference code's RoCo ("h2o_head_std_avg"): the last `protect_last` slots
+//   easykv  the EasyKV reference code's RoCo (kv_policy "roco"): the last `protect_last` slots
 //           are protected, and the candidates are the (B − ⌊recent_ratio·B⌋ − sinks) slots of
-//           lowest standard deviation
+//           lowest standard deviation (the policy picks recent_ratio and sinks by phase). Where
+//           that exceeds the unprotected slots EasyKV's topk also draws protected ones (std 1e9,
+//           tie order unspecified); here they stay protected
 // Sinks (the first `sinks` slots) are outside every scope.
 #include <torch/torch.h>
 
@@ -27,7 +29,7 @@ struct ScopeConfig {
   int64_t sinks = 0;
   int64_t protect = 0;            // r (window / std)
   int64_t easykv_protect_last = 10;
-  int64_t easykv_candidates = 0;  // B − ⌊recent_ratio·B⌋ − sinks
+  int64_t easykv_candidates = 0;  // B − ⌊recent_ratio·B⌋ − sinks (at least the slots to evict)
 };
 
 // [rows, n] bool, true = may be evicted. `std` is [rows, n] (needed by std / easykv). At least

@@ -14,6 +14,12 @@
 // scores the mean over heads and keeps the same tokens everywhere (TOVA).
 // Removing k tokens at once equals k single evictions: the scope (top-r std, last r) of the
 // remaining slots does not change while slots inside the scope are removed.
+// Scope easykv follows the EasyKV code (DRSY/EasyKV generate(), kv_policy "roco") by default:
+// statistics are collected only from the first forward that overflows the budget
+// (keep_attention=False; `easykv_keep_attention: true` collects them from the start); while the
+// prompt is encoded the first `easykv_sinks` (temp_length, 4) slots are protected and the
+// candidates are max(B − ⌊0.1·B⌋ − sinks, evicted) (recent_ratio 0.1); while decoding no sink is
+// protected and the candidates are B − ⌊0.3·B⌋ (its hard-coded 0.3).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -35,14 +41,18 @@ class RocoPolicy : public Policy {
         sinks_(p["sinks"]),
         evict_block_(p["evict_block"]),
         shared_heads_(p["shared_heads"]),
-        easykv_recent_ratio_(p["easykv_recent_ratio"]),
+        easykv_prompt_ratio_(p["easykv_prompt_recent_ratio"]),
+        easykv_decode_ratio_(p["easykv_decode_recent_ratio"]),
         easykv_protect_last_(p["easykv_protect_last"]),
+        easykv_sinks_(p["easykv_sinks"]),
+        easykv_keep_attention_(p["easykv_keep_attention"]),
         reduce_(parse_head_reduce(p["head_reduce"])) {
     if (scope_ratio_ < 0 || scope_ratio_ > 1) throw std::invalid_argument("roco: scope_ratio must be in [0, 1]");
-    if (easykv_recent_ratio_ < 0 || easykv_recent_ratio_ > 1)
-      throw std::invalid_argument("roco: easykv_recent_ratio must be in [0, 1]");
-    if (sinks_ < 0 || evict_block_ < 1 || easykv_protect_last_ < 0)
-      throw std::invalid_argument("roco: sinks and easykv_protect_last must be >= 0, evict_block >= 1");
+    for (double ratio : {easykv_prompt_ratio_, easykv_decode_ratio_})
+      if (ratio < 0 || ratio > 1)
+        throw std::invalid_argument("roco: easykv_prompt_recent_ratio and easykv_decode_recent_ratio must be in [0, 1]");
+    if (sinks_ < 0 || evict_block_ < 1 || easykv_protect_last_ < 0 || easykv_sinks_ < 0)
+      throw std::invalid_argument("roco: sinks, easykv_sinks and easykv_protect_last must be >= 0, evict_block >= 1");
     ledger_ = ledger_for(importance_);
     if (needs_std(scope_)) ledger_.sums = ledger_.squares = true;
   }
@@ -56,10 +66,12 @@ class RocoPolicy : public Policy {
   }
 
   void observe(int64_t, LayerCache& cache, const AttentionStats& stats, Phase) override {
+    // EasyKV (keep_attention=False) accumulates only once the cache holds more than its budget.
+    if (scope_ == Scope::kEasyKV && !easykv_keep_attention_ && cache.size() <= info_.budget) return;
     ledger_.update(cache, stats, reduce_);
   }
 
-  void compress(int64_t layer, LayerCache& cache, Phase) override {
+  void compress(int64_t layer, LayerCache& cache, Phase phase) override {
     const int64_t n = cache.size(), budget = info_.budget;
     if (n <= budget) return;
     const int64_t target = std::max<int64_t>(0, std::min(budget, n - evict_block_));
@@ -76,8 +88,15 @@ class RocoPolicy : public Policy {
     config.sinks = sinks_;
     config.protect = static_cast<int64_t>(std::floor(scope_ratio_ * static_cast<double>(budget)));
     config.easykv_protect_last = easykv_protect_last_;
-    config.easykv_candidates =
-        budget - static_cast<int64_t>(std::floor(easykv_recent_ratio_ * static_cast<double>(budget))) - sinks_;
+    if (scope_ == Scope::kEasyKV) {
+      // EasyKV's encoding loop protects temp_length sinks and uses recent_ratio (0.1); its decoding
+      // loop protects none and uses 0.3.
+      const bool decoding = phase == Phase::kDecode;
+      config.sinks = decoding ? 0 : easykv_sinks_;
+      const double ratio = decoding ? easykv_decode_ratio_ : easykv_prompt_ratio_;
+      config.easykv_candidates =
+          budget - static_cast<int64_t>(std::floor(ratio * static_cast<double>(budget))) - config.sinks;
+    }
     torch::Tensor scope = eviction_scope(config, importance.size(0), n, evict, std_dev);
     cache.keep(keep_all_but_lowest(importance, scope, evict));
   }
@@ -100,8 +119,9 @@ class RocoPolicy : public Policy {
   double scope_ratio_;
   int64_t sinks_, evict_block_;
   bool shared_heads_;
-  double easykv_recent_ratio_;
-  int64_t easykv_protect_last_;
+  double easykv_prompt_ratio_, easykv_decode_ratio_;
+  int64_t easykv_protect_last_, easykv_sinks_;
+  bool easykv_keep_attention_;
   HeadReduce reduce_;
   AttentionLedger ledger_;
   uint64_t evictions_ = 0;
@@ -119,8 +139,11 @@ const PolicyRegistration registration({
      {"sinks", 0},
      {"evict_block", 1},
      {"shared_heads", false},
-     {"easykv_recent_ratio", 0.3},
+     {"easykv_prompt_recent_ratio", 0.1},
+     {"easykv_decode_recent_ratio", 0.3},
      {"easykv_protect_last", 10},
+     {"easykv_sinks", 4},
+     {"easykv_keep_attention", false},
      {"head_reduce", "mean"}},
     [](const nlohmann::json& p) { return std::make_unique<RocoPolicy>(p); }});
 

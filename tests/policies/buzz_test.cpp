@@ -36,8 +36,12 @@ std::vector<int64_t> positions(const LayerCache& cache, int64_t head) {
   return out;
 }
 
-// k = 2 sinks, w = 3 window, T = 10, s = 3 (ŝ = 2): budget = k + w + T = 15.
+// k = 2 sinks, w = 3 window, T = 10, s = 3 (ŝ = 2): budget = k + w + T = 15. kPaper: evict when
+// old + new reach T and sample a long prompt chunk by chunk (Alg. 1 as written; the reference
+// evicts only when they exceed T, in one pass: buzz_parity_test.cpp).
 const nlohmann::json kSmall = {{"sinks", 2}, {"window", 3}, {"threshold", 10}, {"stride", 3}};
+const nlohmann::json kPaper = {{"sinks", 2},      {"window", 3},       {"threshold", 10},
+                               {"stride", 3},     {"trigger", "reaches"}, {"new_tokens", "chunked"}};
 
 TEST(Buzz, TheoremThreeOneAndTheStrides) {
   EXPECT_NEAR(buzz::threshold_ratio(5), 26.0 / 6.0, 1e-12);  // the paper's worked example: 4.33
@@ -57,7 +61,7 @@ TEST(Buzz, TheoremThreeOneAndTheStrides) {
 }
 
 TEST(Buzz, KeepsTheArgmaxOfEverySegmentPerHead) {
-  auto policy = make_policy("buzz", kSmall);
+  auto policy = make_policy("buzz", kPaper);
   policy->begin(info_for(2, 15));
   LayerCache cache(2, 2, torch::kFloat32);
   append(cache, 0, 15);
@@ -77,7 +81,7 @@ TEST(Buzz, KeepsTheArgmaxOfEverySegmentPerHead) {
 }
 
 TEST(Buzz, EvictsOnlyWhenTheBufferReachesTAndThinsOldTokensWithHalfStride) {
-  auto policy = make_policy("buzz", kSmall);
+  auto policy = make_policy("buzz", kPaper);
   policy->begin(info_for(1, 15));
   LayerCache cache(1, 2, torch::kFloat32);
   // Token p gets accumulated attention score(p); within every segment the heaviest is the last
@@ -105,7 +109,7 @@ TEST(Buzz, EvictsOnlyWhenTheBufferReachesTAndThinsOldTokensWithHalfStride) {
 }
 
 TEST(Buzz, NoLocalMaxAblationSamplesNewTokensByInterval) {
-  nlohmann::json params = kSmall;
+  nlohmann::json params = kPaper;
   params["local_max"] = false;
   auto policy = make_policy("buzz", params);
   policy->begin(info_for(1, 15));
@@ -119,7 +123,7 @@ TEST(Buzz, NoLocalMaxAblationSamplesNewTokensByInterval) {
 TEST(Buzz, LongPromptIsSampledUntilItFitsTheContainer) {
   // Remark 2 / Alg. 1 "goto 7": 40 tokens, middle 35 = chunks of T − |old| new tokens until
   // old + new < T: |old| 0→4 (10 new), 4→4 (6 new) three times, leaving 1 buffered new token.
-  auto policy = make_policy("buzz", kSmall);
+  auto policy = make_policy("buzz", kPaper);
   policy->begin(info_for(1, 15));
   LayerCache cache(1, 2, torch::kFloat32);
   append(cache, 0, 40);
@@ -131,6 +135,30 @@ TEST(Buzz, LongPromptIsSampledUntilItFitsTheContainer) {
   EXPECT_EQ(kept[1], 1);
   EXPECT_EQ(kept[6], 36);  // the buffered new token
   EXPECT_EQ(std::vector<int64_t>(kept.end() - 3, kept.end()), (std::vector<int64_t>{37, 38, 39}));
+}
+
+TEST(Buzz, ByDefaultALongPromptIsSampledInOnePassAndEvictionWaitsForMoreThanT) {
+  // The reference: 15 tokens (old + new = T = 10) stay; a 40-token prompt's 35 middle tokens are
+  // sampled in one pass: ⌈35/3⌉ = 12 local maxima > T, so the old tokens are re-sampled with
+  // ŝ = 2 until they fit (6), the budget being a hard cap.
+  auto policy = make_policy("buzz", kSmall);
+  EXPECT_EQ(policy->position_mode(), PositionMode::kCacheSlot);
+  policy->begin(info_for(1, 15));
+  LayerCache full(1, 2, torch::kFloat32);
+  append(full, 0, 15);
+  observe_scores(*policy, full, torch::rand({1, 15}));
+  policy->compress(0, full, Phase::kPrefill);
+  EXPECT_EQ(full.size(), 15);
+  policy->begin(info_for(1, 15));
+  LayerCache cache(1, 2, torch::kFloat32);
+  append(cache, 0, 40);
+  observe_scores(*policy, cache, torch::zeros({1, 40}));  // ties: every segment keeps its first token
+  policy->compress(0, cache, Phase::kPrefill);
+  // Local maxima 2, 5, …, 35 (12); interval ŝ = 2 -> 2, 8, 14, 20, 26, 32.
+  EXPECT_EQ(positions(cache, 0), (std::vector<int64_t>{0, 1, 2, 8, 14, 20, 26, 32, 37, 38, 39}));
+  EXPECT_EQ(make_policy("buzz", {{"positions", "original"}})->position_mode(), PositionMode::kOriginal);
+  EXPECT_THROW(make_policy("buzz", {{"trigger", "soon"}}), std::invalid_argument);
+  EXPECT_THROW(make_policy("buzz", {{"new_tokens", "all"}}), std::invalid_argument);
 }
 
 TEST(Buzz, LogNScalesLogitsByLog512OfTheKeysAttended) {
@@ -161,7 +189,8 @@ namespace {
 TEST(Buzz, AblationsKeepTheBudgetOnTheRealModel) {
   const std::vector<nlohmann::json> configs = {
       {{"logn", true}}, {{"local_max", false}}, {{"stride", 4}}, {{"stride", 3}, {"sinks", 1}},
-      {{"stride", 5}, {"old_stride", 5}}, {{"window", 1}}, {{"threshold", 4}}};
+      {{"stride", 5}, {"old_stride", 5}}, {{"window", 1}}, {{"threshold", 4}},
+      {{"trigger", "reaches"}, {"new_tokens", "chunked"}}, {{"new_tokens", "chunked"}}, {{"positions", "original"}}};
   uint64_t seed = 7;
   for (const auto& params : configs) EXPECT_EQ(testing::first_budget_violation("buzz", params, seed++), "");
 }

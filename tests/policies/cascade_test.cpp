@@ -1,6 +1,8 @@
 // Cascading KV cache: eq. 4's reach on a synthetic stream (|C| = 2048, N = 4: ≈ 7,680 tokens),
-// Alg. 1's four cases (Fig. 4), the ablations, and the policy end to end against an independent
-// simulation of its EMA (γ = exp(−N·ln 100/|C|)), with the same tokens on every head.
+// Alg. 1's four cases (Fig. 4), the reference's eager fill and ties, the ablations, the policy end
+// to end against an independent simulation of its EMA (γ = exp(−N·ln 100/|C|)), with the same
+// tokens on every head, and the cache size of a stream on the real model. Parity with the
+// official code: cascade_parity_test.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -28,9 +30,10 @@ std::vector<int64_t> positions_of(const std::deque<cascade::Token>& buf) {
 TEST(Cascade, ReachMatchesEquationFour) {
   const std::vector<int64_t> caps = cascade::split_capacity(2048, 4);
   EXPECT_EQ(cascade::approximate_context_length(caps, 2), 7680);
-  cascade::Book book(4, caps, 2, /*token_selection=*/true);
+  // The static pattern (no token selection), so that only the schedule decides.
+  cascade::Book book(4, caps, 2, /*token_selection=*/false);
   const int64_t stream = 20000;
-  for (int64_t p = 0; p < stream; ++p) book.insert({p, 0.0});  // equal scores: no replacement
+  for (int64_t p = 0; p < stream; ++p) book.insert({p, 0.0});
   ASSERT_EQ(book.size(), 4 + 2048);
   EXPECT_EQ(positions_of(book.sinks()), (std::vector<int64_t>{0, 1, 2, 3}));
   const int64_t oldest = book.cascade(3).front().position;
@@ -43,11 +46,11 @@ TEST(Cascade, ReachMatchesEquationFour) {
     for (size_t j = 1; j < buf.size(); ++j) ASSERT_EQ(buf[j].position - buf[j - 1].position, int64_t{1} << i);
   }
   // N = 1 is the sink cache: reach |C|.
-  cascade::Book sink(4, {2048}, 2, true);
+  cascade::Book sink(4, {2048}, 2, false);
   for (int64_t p = 0; p < stream; ++p) sink.insert({p, 0.0});
   EXPECT_EQ(stream - 1 - sink.cascade(0).front().position, 2047);
   // pow3 reaches |C|/N·(1 + 3 + 9 + 27).
-  cascade::Book pow3(4, caps, 3, true);
+  cascade::Book pow3(4, caps, 3, false);
   for (int64_t p = 0; p < 40000; ++p) pow3.insert({p, 0.0});
   EXPECT_NEAR(static_cast<double>(40000 - 1 - pow3.cascade(3).front().position), 512.0 * 40, 27.0);
 }
@@ -87,13 +90,36 @@ TEST(Cascade, EagerAddToAnEmptySubCacheAndTheNoSelectionAblation) {
   for (bool selection : {true, false}) {
     cascade::Book book(0, {1, 1}, 2, selection);
     for (int64_t p = 0; p < 4; ++p) book.insert({p, 0.0});
-    book.insert({4, 1.0});  // t = 4, accepting: 3 moves on to the second sub-cache, 1 falls off
+    book.insert({4, 1.0});  // t = 4, accepting: 3 moves on to the second sub-cache, the other falls off
     EXPECT_EQ(positions_of(book), (std::vector<int64_t>{3, 4}));
     book.insert({5, 0.0});  // t = 5, not accepting: evicted 4 (1.0) vs newest 3 (0.0)
     EXPECT_EQ(positions_of(book), (std::vector<int64_t>{selection ? 4 : 3, 5})) << "selection " << selection;
   }
   auto ablated = make_policy("cascade", {{"token_selection", false}});
   EXPECT_FALSE(ablated->wants().any());
+}
+
+TEST(Cascade, EagerFillHoldsEveryTokenUntilTheCascadeIsFullAndTiesGoToTheIncomingToken) {
+  // One sink, two sub-caches of two. Eager (the reference): non-sink steps t <= |C| = 4 are
+  // accepted everywhere, a FIFO of 4; without it the second sub-cache takes every other token
+  // from the start and the cascade holds fewer.
+  cascade::Book eager(1, {2, 2}, 2, true, /*eager_fill=*/true), thin(1, {2, 2}, 2, true);
+  const std::map<int64_t, double> score = {{1, 0.9}, {2, 0.1}, {3, 0.5}, {4, 0.2}, {5, 0.3}, {6, 0.4}};
+  for (int64_t p = 0; p <= 4; ++p) {
+    eager.insert({p, p ? score.at(p) : 0.0});
+    thin.insert({p, p ? score.at(p) : 0.0});
+  }
+  EXPECT_EQ(positions_of(eager), (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(thin.size(), 4);
+  eager.insert({5, score.at(5)});  // t = 4 = |C|: still eager, 1 falls off the end
+  EXPECT_EQ(positions_of(eager), (std::vector<int64_t>{0, 2, 3, 4, 5}));
+  eager.insert({6, score.at(6)});  // t = 5: second sub-cache not accepting: evicted 4 (0.2) < newest 3 (0.5)
+  EXPECT_EQ(positions_of(eager), (std::vector<int64_t>{0, 2, 3, 5, 6}));
+  // A tie replaces the newest token (the reference's score >= old_score).
+  cascade::Book tie(0, {1, 1}, 2, true);
+  for (int64_t p = 0; p < 3; ++p) tie.insert({p, 0.5});  // t = 2: 0 leaves; second holds 1
+  tie.insert({3, 0.5});                                   // t = 3, not accepting: 2 ties with 1 and replaces it
+  EXPECT_EQ(positions_of(tie), (std::vector<int64_t>{2, 3}));
 }
 
 TEST(Cascade, SinksComeOnTopOfTheWindowUnlessToldOtherwise) {
@@ -114,10 +140,10 @@ TEST(Cascade, PolicyMatchesAnIndependentSimulation) {
   const int64_t budget = 12, sinks = 4, n_cascades = 3;
   SequenceInfo info;
   info.n_layers = 1; info.n_heads = 4; info.n_kv_heads = 2; info.head_dim = 2; info.budget = budget;
-  auto policy = make_policy("cascade", {{"cascades", n_cascades}});
+  auto policy = make_policy("cascade", {{"cascades", n_cascades}, {"gamma_from_window", true}});
   policy->begin(info);
   const double gamma = std::exp(-n_cascades * std::log(100.0) / budget);
-  cascade::Book reference(sinks, cascade::split_capacity(budget, n_cascades), 2, true);
+  cascade::Book reference(sinks, cascade::split_capacity(budget, n_cascades), 2, true, /*eager_fill=*/true);
   std::map<int64_t, double> ema;  // position -> μ
   LayerCache cache(2, 2, torch::kFloat32);
   std::mt19937_64 rng(5);
@@ -162,9 +188,66 @@ TEST(Cascade, AblationsKeepTheBudgetOnTheRealModel) {
   const std::vector<nlohmann::json> configs = {
       {{"cascade_function", "pow3"}}, {{"cascade_function", "pow4"}}, {{"sinks_on_top", false}},
       {{"token_selection", false}}, {{"head_reduce", "median"}}, {{"head_reduce", "max"}},
-      {{"cascades", 1}}, {{"cascades", 8}}, {{"gamma", 0.5}}};
+      {{"cascades", 1}}, {{"cascades", 8}}, {{"gamma", 0.5}}, {{"gamma_from_window", true}},
+      {{"eager_fill", false}}};
   uint64_t seed = 21;
   for (const auto& params : configs) EXPECT_EQ(testing::first_budget_violation("cascade", params, seed++), "");
+}
+
+}  // namespace
+}  // namespace kvbench::policies
+
+#include "datasets/text_reader.hpp"
+#include "models/perplexity.hpp"
+#include "models/tokenizer.hpp"
+
+namespace kvbench::policies {
+namespace {
+
+// Records how many tokens layer 0 holds after every compression.
+class HeldRecorder : public testing::CheckedPolicy {
+ public:
+  using CheckedPolicy::CheckedPolicy;
+  void compress(int64_t layer, LayerCache& cache, Phase phase) override {
+    CheckedPolicy::compress(layer, cache, phase);
+    if (layer == 0) held.push_back(cache.max_head_length());
+  }
+  std::vector<int64_t> held;
+};
+
+// `kvbench perplexity --stream --policy cascade --budget 256` on stories260K: token by token, the
+// reference's eager fill holds every token until 256 have streamed (4 sinks + 252), and never more
+// than budget + sinks = 260. Without it the cascade thins from the start (147 after 256 tokens).
+TEST(Cascade, StreamedPerplexityUsesItsWholeBudget) {
+  const models::LoadedModel loaded = models::load_model("stories260K");
+  const models::Transformer model(loaded.config, loaded.weights);
+  models::Tokenizer tokenizer(loaded.tokenizer_path);
+  std::string text;
+  for (const auto& s : datasets::read_tinystories(std::string(KVBENCH_SHARED_DIR) + "/data/tinystories/TinyStories-valid.head.txt"))
+    text += s + "\n";
+  std::vector<int> ids = tokenizer.encode(text, /*add_bos=*/true);
+  const std::vector<int64_t> tokens(ids.begin(), ids.begin() + 600);
+  for (bool eager : {true, false}) {
+    HeldRecorder policy(make_policy("cascade", {{"eager_fill", eager}}));
+    models::SessionOptions options;
+    options.protocol = models::Protocol::kStream;
+    options.block = 1;
+    options.budget = Budget::tokens(256);
+    models::InferenceSession session(model, &policy, options);
+    const models::PerplexityResult result = models::evaluate_perplexity(session, tokens);
+    ASSERT_GE(policy.held.size(), 599u);
+    SCOPED_TRACE(eager ? "eager fill" : "no eager fill");
+    EXPECT_TRUE(policy.violations.empty()) << policy.violations.front();
+    EXPECT_LE(result.max_cache_len, 260);
+    if (eager) {
+      EXPECT_EQ(policy.held[255], 256);  // after 256 tokens: all of them
+      EXPECT_EQ(policy.held[259], 260);
+      for (size_t i = 259; i < policy.held.size(); ++i) ASSERT_EQ(policy.held[i], 260) << "after " << i + 1;
+    } else {
+      EXPECT_LT(policy.held[255], 200);
+      EXPECT_LT(policy.held[510], 240);
+    }
+  }
 }
 
 }  // namespace
