@@ -17,7 +17,11 @@ int run_tasks(bool json) {
       names.push_back(family.name);
     }
     for (const auto& name : names) {
-      nlohmann::json settings = tasks::make_task(name)->settings();
+      const auto task = tasks::make_task(name);
+      nlohmann::json settings = task->settings();
+      nlohmann::json accepted = nlohmann::json::object();  // task_params: name -> what the value must be
+      for (const auto& p : task->parameters()) accepted[p.name] = p.expected();
+      settings["task_params"] = accepted;
       if (json) {
         all.push_back({{"name", name}, {"description", family.description}, {"settings", settings}});
       } else {

@@ -16,13 +16,19 @@ std::string trim(const std::string& s) {
 }  // namespace
 
 std::vector<std::string> chat_template_names() {
-  return {"none", "llama2", "llama2-meta", "llama3", "mistral", "qwen", "vicuna"};
+  return {"none", "llama2", "llama2-meta", "llama2-litm", "llama3", "mistral", "qwen", "vicuna"};
 }
 
 std::string apply_chat_template(const std::string& name, const std::string& prompt) {
   if (name == "none") return prompt;
   if (name == "llama2") return "[INST]" + prompt + "[/INST]";
   if (name == "llama2-meta" || name == "mistral") return "[INST] " + prompt + " [/INST]";
+  if (name == "llama2-litm")
+    return "[INST] <<SYS>>\nYou are a helpful, respectful and honest assistant. Always answer as helpfully as possible, "
+           "while being safe. Please ensure that your responses are socially unbiased and positive in nature. If a "
+           "question does not make any sense, or is not factually coherent, explain why instead of answering something "
+           "not correct. If you don't know the answer to a question, please don't share false information.\n<</SYS>>\n\n" +
+           prompt + " [/INST]";
   if (name == "llama3")
     return "<|start_header_id|>user<|end_header_id|>\n\n" + trim(prompt) +
            "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n";

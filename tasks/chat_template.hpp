@@ -7,6 +7,9 @@
 //   llama2     "[INST]{prompt}[/INST]"            LongBench pred.py build_chat for llama2-*-chat
 //              (no spaces, no system prompt: the reference's exact string)
 //   llama2-meta "[INST] {prompt} [/INST]"         Meta's Llama-2-chat format without a system prompt
+//   llama2-litm "[INST] <<SYS>>\n{Llama-2 default system prompt}\n<</SYS>>\n\n{prompt} [/INST]"
+//              lost-in-the-middle get_qa_responses_from_llama_2.py format_chat_prompt (its leading
+//              literal "<s>" is the BOS the tokenizer adds)
 //   llama3     "<|start_header_id|>user<|end_header_id|>\n\n{prompt}<|eot_id|>"
 //              "<|start_header_id|>assistant<|end_header_id|>\n\n"   (Meta-Llama-3-Instruct HF
 //              chat_template with add_generation_prompt; the prompt is trimmed as its `| trim`)

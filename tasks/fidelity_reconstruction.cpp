@@ -24,6 +24,10 @@ std::string fill_article(const std::string& tmpl, const std::string& article) {
 
 class ReconstructionTask : public Task {
  public:
+  ParamSpecs parameters() const override {
+    return {ParamSpec::text("template"), ParamSpec::integer("max_article_tokens", 1), ParamSpec::integer("max_new_tokens", 1),
+            ParamSpec::flag("record_prompts")};
+  }
   nlohmann::json settings() const override {
     return {{"protocol", "generate-and-score (RoCo context reconstruction)"},
             {"data", kFile},

@@ -36,6 +36,9 @@ class FidelityTask : public Task {
                        "(BUZZ eq. 4); coverage (K-VEC Tables 6-7)"}};
   }
 
+  // The base task's parameters: fidelity adds none of its own.
+  ParamSpecs parameters() const override { return base_->parameters(); }
+
   std::vector<std::string> data_files(const TaskContext& ctx) const override { return base_->data_files(ctx); }
 
   nlohmann::json run(const TaskContext& ctx) const override {

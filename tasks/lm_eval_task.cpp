@@ -8,6 +8,7 @@
 #include "tasks/engines/loglik_engine.hpp"
 #include "tasks/lm_eval.hpp"
 #include "tasks/prompt_truncation.hpp"
+#include "tasks/scored_mean.hpp"
 #include "tasks/task_registry.hpp"
 
 namespace kvbench::tasks {
@@ -52,6 +53,10 @@ std::vector<size_t> sample(std::mt19937_64& rng, size_t n, size_t k) {
 class LmEvalTask : public Task {
  public:
   explicit LmEvalTask(std::string task) : task_(std::move(task)) {}
+  ParamSpecs parameters() const override {
+    return {ParamSpec::integer("shots", 0), ParamSpec::text("data_file"), ParamSpec::text("shots_file"),
+            ParamSpec::integer("max_length", 2), ParamSpec::flag("record_prompts")};
+  }
 
   nlohmann::json settings() const override {
     return {{"benchmark", "lm-evaluation-harness v0.3 task formats (H2O / BumbleBee Table 1)"},
@@ -149,9 +154,9 @@ class LmEvalTask : public Task {
       }
       if (ctx.progress) ctx.progress(static_cast<int64_t>(i) + 1, static_cast<int64_t>(docs.size()));
     }
-    const double n = docs.empty() ? 1.0 : static_cast<double>(docs.size());
-    nlohmann::json metrics = {{"acc", acc_sum / n}, {"examples", static_cast<int64_t>(docs.size())}};
-    if (has_norm) metrics["acc_norm"] = norm_sum / n;
+    const auto count = static_cast<int64_t>(docs.size());
+    nlohmann::json metrics = {{"acc", mean_or_null(acc_sum, count)}, {"examples", count}};
+    if (has_norm) metrics["acc_norm"] = mean_or_null(norm_sum, count);
     return {{"metrics", metrics}, {"examples", examples}};
   }
 

@@ -10,6 +10,7 @@
 #include "tasks/chat_template.hpp"
 #include "tasks/engines/generation_engine.hpp"
 #include "tasks/longbench.hpp"
+#include "tasks/longbench_pipelines.hpp"
 #include "tasks/task_registry.hpp"
 
 namespace kvbench::tasks {
@@ -48,32 +49,50 @@ SubsetRun run_subset(const TaskContext& ctx, const std::string& subset, int64_t 
   if (!prompts.contains(subset) || !maxlens.contains(subset))
     throw std::runtime_error("longbench_ref/dataset2prompt.json or dataset2maxlen.json has no entry for " + subset);
   const std::string prompt_template = prompts.at(subset).get<std::string>();
-  const int64_t max_new_tokens = ctx.param<int64_t>("max_new_tokens", maxlens.at(subset).get<int64_t>());
+  const longbench::Pipeline pipeline = longbench::parse_pipeline(ctx.param<std::string>("pipeline", "pred_py"));
+  using longbench::Pipeline;
+  // kvpress: "be a bit more generous with token generation to avoid any cut-offs".
+  const int64_t extra = pipeline == Pipeline::Kvpress ? longbench::kKvpressExtraNewTokens : 0;
+  const int64_t max_new_tokens = ctx.param<int64_t>("max_new_tokens", maxlens.at(subset).get<int64_t>() + extra);
   const std::string chat = ctx.param<std::string>("chat_template", "none");
   apply_chat_template(chat, "");  // validates the name
 
-  int64_t max_length = 0;
+  int64_t max_length = 0;  // kvpress: the context's max_context_length
   std::string max_length_rule;
   if (ctx.params.contains("max_length")) {
     max_length = ctx.param<int64_t>("max_length", 0);
     max_length_rule = "task_params.max_length";
-  } else if (ctx.params.contains("max_length_model")) {
+  } else if (ctx.params.contains("max_length_model") && pipeline == Pipeline::KvcacheFactory) {
+    const std::string name = ctx.param<std::string>("max_length_model", "");
+    max_length = longbench::kvcache_factory_max_length(name);
+    max_length_rule = "KVCache-Factory run_longbench.py model2maxlen matched in '" + name + "'";
+  } else if (ctx.params.contains("max_length_model") && pipeline == Pipeline::PredPy) {
     const std::string name = ctx.param<std::string>("max_length_model", "");
     const nlohmann::json table = datasets::read_json_file(config_file(ctx, "model2maxlen.json"));
     if (!table.contains(name)) throw std::invalid_argument("task_params.max_length_model '" + name + "' is not in model2maxlen.json");
     max_length = table.at(name).get<int64_t>();
     max_length_rule = "model2maxlen.json[" + name + "]";
-  } else {
+  } else if (ctx.params.contains("max_length_model")) {
+    throw std::invalid_argument("task_params.max_length_model: kvpress has no model table (its max_context_length is "
+                                "the tokenizer's model_max_length); set task_params.max_length");
+  } else if (pipeline == Pipeline::PredPy) {
     max_length = longbench::default_max_length(*ctx.tokenizer, ctx.max_context(), max_new_tokens, chat, subset);
     max_length_rule = "model context - max_new_tokens - chat template tokens";
+  } else if (pipeline == Pipeline::KvcacheFactory) {
+    // The chat wrapper is inside the truncation: only the generation needs room.
+    max_length = longbench::default_max_length(*ctx.tokenizer, ctx.max_context(), max_new_tokens, "none", subset);
+    max_length_rule = "model context - max_new_tokens";
+  } else {
+    max_length_rule = "model context - question tokens - max_new_tokens (per example)";
   }
 
   DecodingSettings decoding;
   decoding.max_new_tokens = max_new_tokens;
-  if (subset == "samsum") {  // pred.py: eos_token_id=[eos, "\n"], min_length = context_length + 1
+  if (pipeline == Pipeline::PredPy && subset == "samsum") {  // pred.py: eos_token_id=[eos, "\n"], min_length = context_length + 1
     decoding.stop_token_ids = {ctx.tokenizer->encode("\n", false).back()};
     decoding.min_new_tokens = 1;
   }
+  if (pipeline == Pipeline::KvcacheFactory) decoding.min_new_tokens = 1;  // min_length = context_length + 1, eos only
 
   SubsetRun run;
   std::vector<std::string> predictions;
@@ -84,11 +103,28 @@ SubsetRun run_subset(const TaskContext& ctx, const std::string& subset, int64_t 
   if (records.empty()) throw std::runtime_error(data_file(ctx, subset) + ": no examples");
   for (size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
-    longbench::PreparedPrompt p =
-        longbench::prepare_prompt(*ctx.tokenizer, subset, prompt_template, r, max_length, chat);
-    const std::vector<int64_t> ids = encode_prompt(ctx, p.text);
-    Completion c = complete(ctx, ids, decoding);
-    predictions.push_back(c.text);
+    longbench::PreparedPrompt p;
+    Completion c;
+    std::string question;  // kvpress: fed after the compressed context
+    if (pipeline == Pipeline::Kvpress) {
+      const longbench::KvpressParts parts = longbench::kvpress_parts(subset, prompt_template, r, chat);
+      const int64_t question_tokens = static_cast<int64_t>(ctx.tokenizer->encode(parts.question, false).size());
+      const int64_t room = max_length > 0 ? max_length : ctx.max_context() - question_tokens - max_new_tokens;
+      if (room < 1)
+        throw std::invalid_argument("longbench/" + subset + " (kvpress): the question (" + std::to_string(question_tokens) +
+                                    " tokens) and " + std::to_string(max_new_tokens) + " new tokens leave no room in the "
+                                    "model's context; set task_params.max_new_tokens or max_length");
+      const longbench::KvpressIds ids = longbench::kvpress_ids(*ctx.tokenizer, parts, room);
+      p = {parts.context, ids.original_context_tokens, ids.truncated};
+      question = parts.question;
+      c = complete_after_context(ctx, ids.context, ids.question, decoding);
+    } else {
+      p = pipeline == Pipeline::KvcacheFactory
+              ? longbench::kvcache_factory_prompt(*ctx.tokenizer, prompt_template, r, max_length, chat)
+              : longbench::prepare_prompt(*ctx.tokenizer, subset, prompt_template, r, max_length, chat);
+      c = complete(ctx, encode_prompt(ctx, p.text), decoding);
+    }
+    predictions.push_back(pipeline == Pipeline::Kvpress ? longbench::kvpress_scored_prediction(subset, c.text) : c.text);
     answers.push_back(r.string_list_field("answers"));
     lengths.push_back(r.int_field("length"));
     // eval.py keeps the last line's all_classes (they are equal within a subset); null = none.
@@ -96,13 +132,16 @@ SubsetRun run_subset(const TaskContext& ctx, const std::string& subset, int64_t 
     all_classes = classes.is_null() ? std::vector<std::string>{} : r.string_list_field("all_classes");
     run.examples.push_back({{"id", r.string_field_or("_id", subset + "-" + std::to_string(i))},
                             {"subset", subset},
-                            {"prompt_tokens", static_cast<int64_t>(ids.size())},
+                            {"prompt_tokens", c.prompt_tokens},
                             {"original_prompt_tokens", p.original_tokens},
                             {"truncated", p.truncated},
                             {"length", lengths.back()},
                             {"prediction", c.text},
                             {"references", answers.back()}});
-    if (ctx.param<bool>("record_prompts", false)) run.examples.back()["prompt"] = p.text;
+    if (ctx.param<bool>("record_prompts", false)) {
+      run.examples.back()["prompt"] = p.text;  // kvpress: the context part (cut by tokens after this text)
+      if (pipeline == Pipeline::Kvpress) run.examples.back()["question"] = question;
+    }
     if (ctx.progress)
       ctx.progress(done_before + static_cast<int64_t>(i) + 1, total > 0 ? total : static_cast<int64_t>(records.size()));
   }
@@ -118,13 +157,22 @@ SubsetRun run_subset(const TaskContext& ctx, const std::string& subset, int64_t 
     run.metrics["4-8k"] = opt(b.b4_8k);
     run.metrics["8k+"] = opt(b.b8k_plus);
   }
-  run.resolved = {{"prompt_template", prompt_template},
+  run.resolved = {{"pipeline", longbench::to_string(pipeline)},
+                  {"prompt_template", prompt_template},
                   {"max_new_tokens", max_new_tokens},
                   {"max_length", max_length},
                   {"max_length_rule", max_length_rule},
-                  {"chat_template", longbench::uses_chat_template(subset) ? chat : "none (excluded subset)"},
+                  {"chat_template", pipeline != Pipeline::PredPy || longbench::uses_chat_template(subset) ? chat
+                                                                                                  : "none (excluded subset)"},
                   {"decoding", decoding.to_json()}};
   return run;
+}
+
+ParamSpecs longbench_params() {
+  return {ParamSpec::choice("pipeline", longbench::pipeline_names()), ParamSpec::text("chat_template"),
+          ParamSpec::integer("max_length", 2), ParamSpec::text("max_length_model"), ParamSpec::integer("max_new_tokens", 1),
+          ParamSpec::flag("longbench_e"), ParamSpec::text("data_file"), ParamSpec::choice("fuzz_backend", {"levenshtein", "difflib"}),
+          ParamSpec::flag("record_prompts")};
 }
 
 nlohmann::json common_settings() {
@@ -141,8 +189,17 @@ nlohmann::json common_settings() {
           {"scoring",
            "eval.py: max over answers of dataset2metric[subset]; first line only for trec/triviaqa/samsum; "
            "score = round(100 * mean, 2)"},
+          {"pipelines",
+           {{"pred_py", "THUDM/LongBench pred.py (default)"},
+            {"kvcache_factory",
+             "KVCache-Factory run_longbench.py @7ee6be0: chat template on every subset before the middle truncation, "
+             "its model2maxlen (llama2 3950, llama3 7950, mistral 31500), EOS masked at the first step, EOS-only stop"},
+            {"kvpress",
+             "NVIDIA/kvpress: context (compressed) then question + answer prefix fed without eviction, context cut "
+             "from the right, dataset2maxlen + 20 new tokens, greedy, prediction lstripped before scoring"}}},
           {"params",
-           {{"chat_template", chat_template_names()},
+           {{"pipeline", "pred_py | kvcache_factory | kvpress"},
+            {"chat_template", chat_template_names()},
             {"max_length", "prompt tokens after truncation"},
             {"max_length_model", "a model2maxlen.json key, e.g. llama2-7b-chat-4k (3500)"},
             {"max_new_tokens", "override dataset2maxlen"},
@@ -155,6 +212,7 @@ nlohmann::json common_settings() {
 class LongBenchTask : public Task {
  public:
   explicit LongBenchTask(std::string subset) : subset_(std::move(subset)) {}
+  ParamSpecs parameters() const override { return longbench_params(); }
 
   nlohmann::json settings() const override {
     nlohmann::json s = common_settings();
@@ -185,6 +243,11 @@ class LongBenchTask : public Task {
 // category, and the average over subsets (LongBench's "Avg").
 class LongBenchAllTask : public Task {
  public:
+  ParamSpecs parameters() const override {
+    ParamSpecs specs = longbench_params();
+    specs.push_back(ParamSpec::texts("subsets"));
+    return specs;
+  }
   nlohmann::json settings() const override {
     nlohmann::json s = common_settings();
     s["subsets"] = longbench::english_subsets();

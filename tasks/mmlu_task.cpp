@@ -174,6 +174,10 @@ SubjectResult run_subject(const TaskContext& ctx, const MmluOptions& o, const st
 class MmluTask : public Task {
  public:
   MmluTask(std::string name, std::vector<std::string> subjects) : name_(std::move(name)), subjects_(std::move(subjects)) {}
+  ParamSpecs parameters() const override {
+    return {ParamSpec::text("style"), ParamSpec::integer("shots", 0), ParamSpec::text("shots_from"), ParamSpec::flag("fit_context"),
+            ParamSpec::integer("max_length", 2), ParamSpec::flag("record_prompts"), ParamSpec::text("stem_list")};
+  }
 
   nlohmann::json settings() const override {
     return {{"benchmark", "MMLU (Hendrycks et al. 2021)"},

@@ -1,5 +1,6 @@
 #include "tasks/multidoc_qa_data.hpp"
 
+#include <cctype>
 #include <filesystem>
 #include <stdexcept>
 
@@ -141,6 +142,24 @@ std::string qa_prompt(const std::string& prompt_template, const std::string& que
     out += tmpl[i++];
   }
   return out;
+}
+
+std::string buzz_qa_prompt(const std::string& question, const std::vector<QaDocument>& documents) {
+  std::string joined;
+  for (const auto& d : documents) joined += d.title + "\n" + d.text + "\n";
+  return "Documents are following: " + joined + ". Based on the provided documents, give an brief answer to this question: " +
+         question + ". The answer has to directly answer the question and be BRIEF. ";
+}
+
+double buzz_exact_match(const std::string& response, const std::string& answer) {
+  auto normal = [](const std::string& s) {
+    const char* ws = " \t\n\r\f\v";
+    const size_t b = s.find_first_not_of(ws);
+    std::string t = b == std::string::npos ? "" : s.substr(b, s.find_last_not_of(ws) - b + 1);
+    for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return t;
+  };
+  return normal(response) == normal(answer) ? 1.0 : 0.0;
 }
 
 }  // namespace kvbench::tasks

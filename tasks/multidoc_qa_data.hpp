@@ -51,6 +51,15 @@ QaExample arrange_documents(const QaExample& example, int64_t documents, int64_t
 std::string qa_prompt(const std::string& prompt_template, const std::string& question,
                       const std::vector<QaDocument>& documents);
 
+// BUZZ (buzz-llm run_ten_doc_qa_em.py transform_to_prompt): the documents as "{title}\n{text}\n"
+// concatenated, in "Documents are following: {documents}. Based on the provided documents, give an
+// brief answer to this question: {question}. The answer has to directly answer the question and be
+// BRIEF. " (the reference's wording, trailing space included).
+std::string buzz_qa_prompt(const std::string& question, const std::vector<QaDocument>& documents);
+
+// BUZZ's calc_em_score: 1 if response.strip().lower() == answer.strip().lower() (ASCII), else 0.
+double buzz_exact_match(const std::string& response, const std::string& answer);
+
 // The official download location, for error messages.
 inline const char* kLitmSource = "nelson-liu/lost-in-the-middle (qa_data/, and "
                                  "https://nlp.stanford.edu/data/nfliu/lost-in-the-middle/"

@@ -1,21 +1,29 @@
 // multidoc_qa: lost-in-the-middle multi-document QA (NaturalQuestions-Open, Contriever
 // distractors), BUZZ Fig. 6 (10 documents, gold at 0/4/9).
-// Protocol (scripts/get_qa_responses_from_llama_2.py + evaluate_qa_responses.py):
-//  - prompt: ref/qa.prompt via get_qa_prompt (tasks/multidoc_qa_data.hpp), no chat wrapper
-//    (base models; a chat model's wrapper is the user's template choice: task param `template`);
+// style "litm" (default; scripts/get_qa_responses_from_llama_2.py + evaluate_qa_responses.py):
+//  - prompt: ref/qa.prompt via get_qa_prompt (tasks/multidoc_qa_data.hpp); `chat_template:
+//    "llama2-litm"` wraps it as the reference does for chat models (format_chat_prompt);
 //  - truncation: prompts longer than max_prompt_length tokens are skipped (reference; default
 //    the model's context), or with truncation "middle" the prompt's middle is cut so that prompt
 //    + max_new_tokens fit max_prompt_length (LongBench's rule; needed for short-context models);
+//    the recorded prompt is the one fed (the cut one);
 //  - decoding: greedy, 100 new tokens, no stop strings; response .strip();
 //  - scoring on response.split("\n")[0].strip(): best_subspan_em (lost-in-the-middle) and
-//    strict_em (BUZZ's "EM accuracy"), both max over the answers.
+//    strict_em (SQuAD EM), both max over the answers.
+// style "buzz" (buzz-llm run_ten_doc_qa_em.py + run_greedy_inference.py my_inference_v3):
+//  - prompt: buzz_qa_prompt (titles and texts, BUZZ's own instruction), BOS, no truncation;
+//  - decoding: greedy until EOS, 1 + 1000 new tokens (the first from the prefill, then up to
+//    1000 steps);
+//  - scoring: buzz_em = the whole stripped lower-cased response equals the first answer.
 #include <algorithm>
 
 #include "datasets/data_root.hpp"
 #include "datasets/text_reader.hpp"
 #include "metrics/qa.hpp"
+#include "tasks/chat_template.hpp"
 #include "tasks/engines/generation_engine.hpp"
 #include "tasks/multidoc_qa_data.hpp"
+#include "tasks/scored_mean.hpp"
 #include "tasks/task_registry.hpp"
 
 namespace kvbench::tasks {
@@ -39,12 +47,17 @@ std::string strip(const std::string& s) {
 }
 
 struct Setup {
+  std::string style = "litm";
   int64_t documents = 10;
   int64_t gold_position = 0;
   int64_t max_new_tokens = 100;
   int64_t max_prompt_length = 0;
   std::string truncation = "skip";
+  std::string chat_template = "none";
 };
+
+// buzz-llm my_inference_v3: one token from the prefill, then up to max_gen_len = 1000 steps.
+constexpr int64_t kBuzzMaxNewTokens = 1001;
 
 class MultidocQaTask : public Task {
  public:
@@ -52,21 +65,38 @@ class MultidocQaTask : public Task {
     return {{"protocol", "generate-and-score"},
             {"data", "multidoc_qa_litm: qa_data/nq-open-{N}_total_documents_gold_at_{g}.jsonl.gz (or staged "
                      "derived copies, or built from a file with enough distractors)"},
-            {"prompt_template", kTemplateFile},
-            {"document_format", "Document [{i}](Title: {title}) {text}, joined by newlines"},
-            {"truncation", "skip prompts longer than max_prompt_length (reference) | middle"},
-            {"decoding", decoding(100).to_json()},
-            {"stop", "none; the first line of the stripped response is scored"},
-            {"metric", "best_subspan_em (lost-in-the-middle), strict_em (BUZZ EM accuracy)"},
-            {"params", {{"documents", 10}, {"gold_position", 0}, {"max_new_tokens", 100},
-                        {"max_prompt_length", "model context"}, {"truncation", "skip"},
+            {"styles",
+             {{"litm",
+               {{"prompt_template", kTemplateFile},
+                {"document_format", "Document [{i}](Title: {title}) {text}, joined by newlines"},
+                {"truncation", "skip prompts longer than max_prompt_length (reference) | middle | none"},
+                {"decoding", decoding(100).to_json()},
+                {"stop", "EOS; the first line of the stripped response is scored"},
+                {"metric", "best_subspan_em (lost-in-the-middle), strict_em (SQuAD EM), max over answers"}}},
+              {"buzz",
+               {{"prompt_template", "Documents are following: {title\\ntext\\n...}. Based on the provided documents, give "
+                                    "an brief answer to this question: {question}. The answer has to directly answer "
+                                    "the question and be BRIEF. "},
+                {"truncation", "none (the prompt streams through the cache)"},
+                {"decoding", decoding(kBuzzMaxNewTokens).to_json()},
+                {"metric", "buzz_em: response.strip().lower() == answers[0].strip().lower()"}}}}},
+            {"params", {{"style", "litm | buzz"}, {"documents", 10}, {"gold_position", 0},
+                        {"max_new_tokens", "100 (litm) / 1001 (buzz)"}, {"max_prompt_length", "model context"},
+                        {"truncation", "skip (litm) / none (buzz) | middle"}, {"chat_template", chat_template_names()},
                         {"template", "the contents of ref/qa.prompt"}, {"record_prompts", false}}}};
+  }
+
+  ParamSpecs parameters() const override {
+    return {ParamSpec::choice("style", {"litm", "buzz"}), ParamSpec::integer("documents", 1),
+            ParamSpec::integer("gold_position", 0), ParamSpec::integer("max_new_tokens", 1),
+            ParamSpec::integer("max_prompt_length", 2), ParamSpec::choice("truncation", {"skip", "middle", "none"}),
+            ParamSpec::text("chat_template"), ParamSpec::text("template"), ParamSpec::flag("record_prompts")};
   }
 
   std::vector<std::string> data_files(const TaskContext& ctx) const override {
     const Setup s = setup(ctx);
     std::vector<std::string> files = {locate_qa_data(ctx.data_root, s.documents, s.gold_position).path};
-    if (!ctx.params.contains("template"))
+    if (s.style == "litm" && !ctx.params.contains("template"))
       files.push_back(datasets::resolve_data_file(ctx.data_root, kTemplateFile, kLitmSource));
     return files;
   }
@@ -74,54 +104,65 @@ class MultidocQaTask : public Task {
   nlohmann::json run(const TaskContext& ctx) const override {
     const Setup s = setup(ctx);
     const QaDataSource source = locate_qa_data(ctx.data_root, s.documents, s.gold_position);
-    const std::string tmpl = ctx.params.contains("template")
-                                 ? ctx.param<std::string>("template", "")
-                                 : datasets::read_text(datasets::resolve_data_file(ctx.data_root, kTemplateFile, kLitmSource));
+    const bool buzz = s.style == "buzz";
+    const std::string tmpl = ctx.params.contains("template") ? ctx.param<std::string>("template", "")
+                             : buzz ? ""
+                                    : datasets::read_text(datasets::resolve_data_file(ctx.data_root, kTemplateFile, kLitmSource));
     const bool record = ctx.param<bool>("record_prompts", false);
     const DecodingSettings dec = decoding(s.max_new_tokens);
 
     // The reference skips over-long prompts and keeps going: `limit` counts the examples run.
     std::vector<QaExample> all = read_qa_examples(source.path, 0);
     nlohmann::json examples = nlohmann::json::array();
-    double sum_subspan = 0, sum_strict = 0;
+    MeanMetric subspan_em, strict_em, buzz_em;
     int64_t skipped = 0;
     const int64_t want = ctx.limit > 0 ? std::min<int64_t>(ctx.limit, all.size()) : static_cast<int64_t>(all.size());
     for (const QaExample& raw : all) {
       if (static_cast<int64_t>(examples.size()) >= want) break;
       const QaExample ex = source.build ? arrange_documents(raw, s.documents, s.gold_position) : raw;
       if (!source.build) check_layout(ex, s);
-      const std::string prompt = qa_prompt(tmpl, ex.question, ex.documents);
+      const std::string prompt = apply_chat_template(
+          s.chat_template, buzz ? buzz_qa_prompt(ex.question, ex.documents) : qa_prompt(tmpl, ex.question, ex.documents));
       std::vector<int64_t> ids = encode_prompt(ctx, prompt);
-      if (static_cast<int64_t>(ids.size()) > s.max_prompt_length) {
+      bool truncated = false;
+      if (s.truncation != "none" && static_cast<int64_t>(ids.size()) > s.max_prompt_length) {
         if (s.truncation == "skip") {
           ++skipped;
           continue;
         }
         ids = truncate_middle(ctx, ids, s.max_prompt_length - s.max_new_tokens);
+        truncated = true;
       }
       Completion c = complete(ctx, ids, dec);
       const std::string response = strip(c.text);
       const std::string scored = first_line_stripped(response);
       const double subspan = metrics::best_subspan_em(scored, ex.answers);
       const double strict = metrics::strict_em(scored, ex.answers);
-      sum_subspan += subspan, sum_strict += strict;
+      subspan_em.add(subspan), strict_em.add(strict);
+      nlohmann::json m = {{"best_subspan_em", subspan}, {"strict_em", strict}};
+      if (buzz) {
+        m["buzz_em"] = buzz_exact_match(response, ex.answers.front());
+        buzz_em.add(m["buzz_em"].get<double>());
+      }
       examples.push_back({{"id", ex.where},
                           {"prompt_tokens", c.prompt_tokens},
+                          {"truncated", truncated},
                           {"prediction", response},
                           {"references", ex.answers},
-                          {"metrics", {{"best_subspan_em", subspan}, {"strict_em", strict}}}});
-      if (record) examples.back()["prompt"] = prompt;
+                          {"metrics", m}});
+      // The prompt fed: when the middle was cut, the decoded kept tokens (the cut is in tokens).
+      if (record) examples.back()["prompt"] = truncated ? ctx.tokenizer->decode({ids.begin(), ids.end()}) : prompt;
       if (ctx.progress) ctx.progress(static_cast<int64_t>(examples.size()), want);
     }
-    const double n = static_cast<double>(examples.size());
-    nlohmann::json metrics = {{"best_subspan_em", n ? sum_subspan / n : 0.0},
-                              {"strict_em", n ? sum_strict / n : 0.0},
+    nlohmann::json metrics = {{"best_subspan_em", subspan_em.value()},
+                              {"strict_em", strict_em.value()},
                               {"examples", examples.size()},
                               {"skipped_too_long", skipped},
                               {"documents", s.documents},
                               {"gold_position", s.gold_position},
                               {"data", source.path},
                               {"built_ordering", source.build}};
+    if (buzz) metrics["buzz_em"] = buzz_em.value();
     return {{"metrics", metrics}, {"examples", examples}};
   }
 
@@ -135,14 +176,20 @@ class MultidocQaTask : public Task {
 
   static Setup setup(const TaskContext& ctx) {
     Setup s;
+    s.style = ctx.param<std::string>("style", "litm");
+    const bool buzz = s.style == "buzz";
     s.documents = ctx.param<int64_t>("documents", 10);
     s.gold_position = ctx.param<int64_t>("gold_position", 0);
-    s.max_new_tokens = ctx.param<int64_t>("max_new_tokens", 100);
+    s.max_new_tokens = ctx.param<int64_t>("max_new_tokens", buzz ? kBuzzMaxNewTokens : 100);
     s.max_prompt_length = ctx.param<int64_t>("max_prompt_length", ctx.model ? ctx.max_context() : 0);
-    s.truncation = ctx.param<std::string>("truncation", "skip");
-    if (s.truncation != "skip" && s.truncation != "middle")
-      throw std::invalid_argument("multidoc_qa: task_params.truncation must be skip or middle, got '" + s.truncation + "'");
-    if (s.max_new_tokens < 1) throw std::invalid_argument("multidoc_qa: task_params.max_new_tokens must be >= 1");
+    s.truncation = ctx.param<std::string>("truncation", buzz ? "none" : "skip");
+    s.chat_template = ctx.param<std::string>("chat_template", "none");
+    apply_chat_template(s.chat_template, "");  // validates the name
+    if (buzz && ctx.params.contains("template"))
+      throw std::invalid_argument("multidoc_qa: the buzz style has its own prompt; task_params.template is for litm");
+    if (s.gold_position >= s.documents)
+      throw std::invalid_argument("multidoc_qa: task_params.gold_position must be < documents (" +
+                                  std::to_string(s.documents) + ")");
     return s;
   }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <set>
 #include <stdexcept>
 
 #include "datasets/text_reader.hpp"
@@ -84,21 +85,50 @@ NeedlePlacement place_needle(const std::vector<int>& context, const std::vector<
   return out;
 }
 
-NeedleScores score_needle_response(const std::string& needle, const std::string& response,
+namespace {
+std::string ascii_lower(std::string t) {
+  for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return t;
+}
+
+// Python str.split() with no argument: runs of ASCII whitespace separate, no empty words.
+std::set<std::string> word_set(const std::string& text) {
+  std::set<std::string> words;
+  std::string word;
+  for (char c : text) {
+    if (std::isspace(static_cast<unsigned char>(c)) || (c >= 0x1c && c <= 0x1f)) {
+      if (!word.empty()) words.insert(word);
+      word.clear();
+    } else {
+      word += c;
+    }
+  }
+  if (!word.empty()) words.insert(word);
+  return words;
+}
+}  // namespace
+
+double headkv_needle_score(const std::string& answer, const std::string& response) {
+  const std::set<std::string> expected = word_set(ascii_lower(answer));
+  if (expected.empty()) throw std::invalid_argument("needle: the answer to score against is empty");
+  const std::set<std::string> got = word_set(ascii_lower(response));
+  int64_t shared = 0;
+  for (const auto& w : expected) shared += got.count(w);
+  return static_cast<double>(shared) / static_cast<double>(expected.size());
+}
+
+NeedleScores score_needle_response(const std::string& needle, const std::string& answer, const std::string& response,
                                    const std::vector<std::string>& keywords) {
   static const metrics::RougeScorer scorer({"rouge1"}, /*use_stemmer=*/true);
   const metrics::RougeScore r1 = scorer.score(needle, response).at("rouge1");
   NeedleScores s;
   s.score = response.empty() ? 0.0 : r1.fmeasure * 10;
   s.rouge1_recall = r1.recall * 100;
-  auto lower = [](std::string t) {
-    for (char& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return t;
-  };
-  const std::string text = lower(response);
+  s.headkv = headkv_needle_score(answer, response) * 100;
+  const std::string text = ascii_lower(response);
   s.keyword = 1;
   for (const auto& k : keywords)
-    if (text.find(lower(k)) == std::string::npos) s.keyword = 0;
+    if (text.find(ascii_lower(k)) == std::string::npos) s.keyword = 0;
   return s;
 }
 

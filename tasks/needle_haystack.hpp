@@ -25,6 +25,10 @@ namespace kvbench::tasks {
 // The original test's needle and retrieval question (gkamradt run.py defaults).
 inline const char* kNeedle = "\nThe best thing to do in San Francisco is eat a sandwich and sit in Dolores Park on a sunny day.\n";
 inline const char* kNeedleQuestion = "What is the best thing to do in San Francisco?";
+// KVCache-Factory's (and HeadKV's) retrieval_question: a completion cue, not a question.
+inline const char* kKvcacheFactoryQuestion = "The best thing to do in San Francisco is: ";
+// The needle's answer part HeadKV scores against (run_needle_visulize.py's expected_answer).
+inline const char* kNeedleAnswer = "eat a sandwich and sit in Dolores Park on a sunny day.";
 
 // Sorted *.txt files of `dir`; throws std::runtime_error naming the folder when there are none.
 std::vector<std::string> haystack_files(const std::string& dir);
@@ -52,17 +56,26 @@ NeedlePlacement place_needle(const std::vector<int>& context, const std::vector<
                              const std::vector<int>& period_ids);
 
 // Scores of one response (the original's GPT judge cannot run here; the KV-cache papers' forks
-// replaced it with ROUGE):
+// replaced it):
 //  - score: KVCache-Factory/PyramidKV, rouge_score rouge1 F (use_stemmer) x 10 against the
 //    needle, 0 for an empty response (0–10, the original's scale);
-//  - rouge1_recall: HeadKV/Retrieval_Head, rouge1 recall x 100 (K-VEC Table 4 follows HeadKV);
+//  - headkv: HeadKV's needle score (run_needle_visulize.py) x 100: the share of the answer's
+//    distinct lower-cased whitespace-separated words that occur among the response's (K-VEC
+//    Table 4 follows HeadKV); a response holding the answer scores 100;
+//  - rouge1_recall: rouge1 recall x 100 against the whole needle (Retrieval_Head's retrieval-head
+//    detection score; not HeadKV's needle score);
 //  - keyword: 1 if every keyword occurs in the response (ASCII case-insensitive), else 0.
 struct NeedleScores {
   double score = 0;
+  double headkv = 0;
   double rouge1_recall = 0;
   double keyword = 0;
 };
-NeedleScores score_needle_response(const std::string& needle, const std::string& response,
+NeedleScores score_needle_response(const std::string& needle, const std::string& answer, const std::string& response,
                                    const std::vector<std::string>& keywords);
+
+// HeadKV: |set(response.lower().split()) ∩ set(answer.lower().split())| / |set(answer...)|, in [0, 1]
+// (Python's str.split() and str.lower() on ASCII).
+double headkv_needle_score(const std::string& answer, const std::string& response);
 
 }  // namespace kvbench::tasks

@@ -1,23 +1,25 @@
 // needle: needle-in-a-haystack retrieval over a grid of context lengths × depth percents.
 // Haystack, needle, question and placement: tasks/needle_haystack.hpp (the original tester).
 // Prompt: KVCache-Factory/PyramidKV's base-model template by default (the one the KV-cache papers'
-// needle runs use), or the original HF provider's user message, or a custom template.
-// Decoding: greedy, 30 new tokens, stop at EOS or the newline token but not at the first step
-// (KVCache-Factory: eos_token_id = [eos, "\n"], min_length = prompt + 1), response .strip().
-// Scores per cell (the original scores 1–10 with a GPT-3.5/4 judge, which we cannot run):
-//  - score: rouge1 F × 10 of the response against the needle (rouge_score, use_stemmer=True;
-//    0 for an empty response) — KVCache-Factory/PyramidKV's replacement for the judge, 0–10;
-//  - rouge1_recall: rouge1 recall × 100 (HeadKV/Retrieval_Head, the protocol K-VEC Table 4 follows);
-//  - keyword: 1 if every keyword (default "sandwich", "Dolores Park") occurs in the response,
-//    case-insensitive.
-// Metrics: the means, and "heatmap": {"len=L,depth=D": score} for the figure.
+// needle runs use, with its retrieval_question "The best thing to do in San Francisco is: "), or
+// the original HF provider's user message (with gkamradt's question), or a custom template.
+// Decoding: greedy, 30 new tokens, stop at EOS or the newline token — from the first step, as
+// KVCache-Factory's and HeadKV's generate (eos_token_id = [eos, "\n"], no min_length): an empty
+// response scores 0; `min_new_tokens: 1` masks the stops at the first step. Response .strip().
+// Scores per cell: needle_haystack.hpp score_needle_response (KVCache-Factory's ROUGE-1 F x 10,
+// HeadKV's answer-word overlap x 100, rouge1 recall, keywords).
+// Lengths whose context cannot hold the needle after the buffer are skipped with a warning (an
+// error when none fits). Metrics: the means, "heatmap": {"len=L,depth=D": score} (KVCache-Factory's
+// figure) and "heatmap_headkv" (HeadKV's).
 #include <algorithm>
 #include <cmath>
+#include <iostream>
 #include <sstream>
 
 #include "datasets/data_root.hpp"
 #include "tasks/engines/generation_engine.hpp"
 #include "tasks/needle_haystack.hpp"
+#include "tasks/scored_mean.hpp"
 #include "tasks/task_registry.hpp"
 
 namespace kvbench::tasks {
@@ -63,24 +65,36 @@ class NeedleTask : public Task {
     return {{"protocol", "generate-and-score over a grid of context lengths x depth percents"},
             {"haystack", std::string(kHaystackDir) + " (sorted *.txt, concatenated, repeated as needed)"},
             {"needle", kNeedle},
-            {"question", kNeedleQuestion},
+            {"question", {{"kvcache_factory", kKvcacheFactoryQuestion}, {"gkamradt", kNeedleQuestion}}},
             {"placement", "original tester: context_length - final_context_length_buffer tokens, needle at "
                           "int(len*depth/100) walked back to the last '.' token"},
             {"prompt_template", kKvcacheFactoryTemplate},
             {"templates", {"kvcache_factory", "gkamradt", "custom string with {context} and {question}"}},
             {"decoding", decoding(30).to_json()},
-            {"stop", "EOS or the newline token, not at the first step (min_new_tokens 1); response stripped"},
-            {"metric", "score = rouge1 F x10 vs the needle (0-10); rouge1_recall x100; keyword (all present)"},
+            {"stop", "EOS or the newline token, from the first step (KVCache-Factory/HeadKV generate); response stripped"},
+            {"metric", "score = rouge1 F x10 vs the needle (0-10, KVCache-Factory); headkv = answer-word overlap x100 "
+                       "(HeadKV); rouge1_recall x100 vs the needle; keyword (all present)"},
+            {"resolved", resolved_},
             {"params", {{"context_lengths", "list of token counts (default: context_fractions of the model context)"},
                         {"context_fractions", {0.25, 0.5, 0.75, 1.0}},
                         {"depth_percents", {0, 11, 22, 33, 44, 56, 67, 78, 89, 100}},
                         {"final_context_length_buffer", "max(template + question + max_new_tokens, min(200, context / 8))"},
                         {"template", "kvcache_factory"},
-                        {"question", kNeedleQuestion},
+                        {"question", "by template (see question)"},
                         {"needle", kNeedle},
+                        {"needle_answer", kNeedleAnswer},
                         {"keywords", {"sandwich", "Dolores Park"}},
                         {"max_new_tokens", 30},
+                        {"min_new_tokens", 0},
                         {"record_prompts", false}}}};
+  }
+
+  ParamSpecs parameters() const override {
+    return {ParamSpec::integers("context_lengths", 1), ParamSpec::numbers("context_fractions", 0, 1),
+            ParamSpec::numbers("depth_percents", 0, 100), ParamSpec::integer("final_context_length_buffer", 0),
+            ParamSpec::text("template"), ParamSpec::text("needle"), ParamSpec::text("needle_answer"),
+            ParamSpec::text("question"), ParamSpec::texts("keywords"), ParamSpec::integer("max_new_tokens", 1),
+            ParamSpec::integer("min_new_tokens", 0), ParamSpec::flag("record_prompts")};
   }
 
   std::vector<std::string> data_files(const TaskContext& ctx) const override {
@@ -98,15 +112,20 @@ class NeedleTask : public Task {
     const std::vector<double> depths =
         ctx.param<std::vector<double>>("depth_percents", {0, 11, 22, 33, 44, 56, 67, 78, 89, 100});
     const std::string needle = ctx.param<std::string>("needle", kNeedle);
-    const std::string question = ctx.param<std::string>("question", kNeedleQuestion);
+    if (ctx.params.contains("needle") && !ctx.params.contains("needle_answer"))
+      throw std::invalid_argument("needle: a custom task_params.needle needs task_params.needle_answer (the part of it "
+                                  "HeadKV's score looks for in the response)");
+    const std::string answer = ctx.param<std::string>("needle_answer", kNeedleAnswer);
     std::string tmpl = ctx.param<std::string>("template", "kvcache_factory");
+    const std::string question =
+        ctx.param<std::string>("question", tmpl == "gkamradt" ? kNeedleQuestion : kKvcacheFactoryQuestion);
     if (tmpl == "kvcache_factory") tmpl = kKvcacheFactoryTemplate;
     else if (tmpl == "gkamradt") tmpl = kGkamradtTemplate;
     const std::vector<std::string> keywords = ctx.param<std::vector<std::string>>("keywords", {"sandwich", "Dolores Park"});
     DecodingSettings dec = decoding(ctx.param<int64_t>("max_new_tokens", 30));
-    // KVCache-Factory: eos_token_id = [eos, encode("\n")[-1]], min_length = prompt + 1.
+    // KVCache-Factory: eos_token_id = [eos, encode("\n")[-1]], no min_length.
     dec.stop_token_ids = {ctx.tokenizer->encode("\n", false).back()};
-    dec.min_new_tokens = 1;
+    dec.min_new_tokens = ctx.param<int64_t>("min_new_tokens", 0);
     // The tester's buffer (200 tokens) stands for the prompt around the context and the answer;
     // a short-context model gets exactly that (template + question + max_new_tokens) when larger
     // than min(200, context / 8).
@@ -116,14 +135,33 @@ class NeedleTask : public Task {
     if (lengths.empty() || depths.empty()) throw std::invalid_argument("needle: empty grid of lengths or depths");
 
     const models::Tokenizer& tok = *ctx.tokenizer;
+    const int64_t needle_tokens = static_cast<int64_t>(tok.encode(needle, false).size());
+    // A length whose room after the buffer cannot hold the needle is skipped (the default grid's
+    // 25 % of a 512-token model is 128 tokens, under stories260K's 129-token buffer).
+    std::vector<int64_t> skipped;
+    std::vector<int64_t> fitting;
+    for (int64_t length : lengths) (length - buffer >= needle_tokens ? fitting : skipped).push_back(length);
+    for (int64_t length : skipped)
+      std::cerr << "kvbench: warning: needle: context length " << length << " skipped: minus the buffer " << buffer
+                << " it leaves no room for the " << needle_tokens << "-token needle\n";
+    if (fitting.empty())
+      throw std::invalid_argument("needle: no context length fits: each minus the buffer " + std::to_string(buffer) +
+                                  " leaves less than the needle's " + std::to_string(needle_tokens) + " tokens");
+    lengths = fitting;
+    resolved_ = {{"question", question},
+                 {"context_lengths", lengths},
+                 {"skipped_lengths", skipped},
+                 {"depth_percents", depths},
+                 {"final_context_length_buffer", buffer},
+                 {"decoding", dec.to_json()}};
     const std::string haystack = read_haystack(data_files(ctx), tok, *std::max_element(lengths.begin(), lengths.end()));
     const std::vector<int> haystack_ids = tok.encode(haystack, false);  // encode_and_trim's tokens, once
     const std::vector<int> periods = period_token_ids(tok);
     const std::vector<int> needle_ids = tok.encode(needle, false);
 
     nlohmann::json examples = nlohmann::json::array();
-    nlohmann::json heatmap = nlohmann::json::object();
-    double sum_score = 0, sum_recall = 0, sum_keyword = 0;
+    nlohmann::json heatmap = nlohmann::json::object(), heatmap_headkv = nlohmann::json::object();
+    MeanMetric mean_score, mean_headkv, mean_recall, mean_keyword;
     const int64_t total = static_cast<int64_t>(lengths.size() * depths.size());
     const int64_t n = ctx.limit > 0 ? std::min(ctx.limit, total) : total;
     for (int64_t cell = 0; cell < n; ++cell) {
@@ -136,11 +174,12 @@ class NeedleTask : public Task {
       const std::string prompt = fill(fill(tmpl, "context", context), "question", question);
       Completion c = complete(ctx, encode_prompt(ctx, prompt), dec);
       const std::string response = strip(c.text);
-      const NeedleScores scores = score_needle_response(needle, response, keywords);
+      const NeedleScores scores = score_needle_response(needle, answer, response, keywords);
       const double r1f = scores.score, r1r = scores.rouge1_recall, keyword = scores.keyword;
-      sum_score += r1f, sum_recall += r1r, sum_keyword += keyword;
+      mean_score.add(r1f), mean_headkv.add(scores.headkv), mean_recall.add(r1r), mean_keyword.add(keyword);
       const std::string key = cell_key(length, depth);
       heatmap[key] = r1f;
+      heatmap_headkv[key] = scores.headkv;
       examples.push_back({{"id", key},
                           {"prompt_tokens", c.prompt_tokens},
                           {"prediction", response},
@@ -148,20 +187,24 @@ class NeedleTask : public Task {
                           {"context_length", length},
                           {"depth_percent", depth},
                           {"needle_token_index", placed.needle_begin},
-                          {"metrics", {{"score", r1f}, {"rouge1_recall", r1r}, {"keyword", keyword}}}});
+                          {"metrics", {{"score", r1f}, {"headkv", scores.headkv}, {"rouge1_recall", r1r}, {"keyword", keyword}}}});
       if (ctx.param<bool>("record_prompts", false)) examples.back()["prompt"] = prompt;
       if (ctx.progress) ctx.progress(cell + 1, n);
     }
-    const double count = std::max<double>(1, static_cast<double>(n));
-    nlohmann::json metrics = {{"score", sum_score / count},
-                              {"rouge1_recall", sum_recall / count},
-                              {"keyword", sum_keyword / count},
+    nlohmann::json metrics = {{"score", mean_score.value()},
+                              {"headkv", mean_headkv.value()},
+                              {"rouge1_recall", mean_recall.value()},
+                              {"keyword", mean_keyword.value()},
                               {"cells", n},
-                              {"heatmap", heatmap}};
+                              {"skipped_lengths", skipped},
+                              {"heatmap", heatmap},
+                              {"heatmap_headkv", heatmap_headkv}};
     return {{"metrics", metrics}, {"examples", examples}};
   }
 
  private:
+  mutable nlohmann::json resolved_;  // what the last run used (recorded in the result)
+
   static DecodingSettings decoding(int64_t max_new_tokens) {
     DecodingSettings d;
     d.max_new_tokens = max_new_tokens;

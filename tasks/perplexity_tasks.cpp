@@ -55,6 +55,10 @@ class PerplexityTask : public Task {
   PerplexityTask(std::string name, std::string default_mode, std::string relative_path, std::string source)
       : name_(std::move(name)), default_mode_(std::move(default_mode)), path_(std::move(relative_path)),
         source_(std::move(source)) {}
+  ParamSpecs parameters() const override {
+    return {ParamSpec::text("mode"), ParamSpec::text("preset"), ParamSpec::integer("max_length", 2), ParamSpec::integer("stride", 1),
+            ParamSpec::integer("max_tokens", 0), ParamSpec::flag("per_document"), ParamSpec::flag("curve")};
+  }
 
   nlohmann::json settings() const override {
     return {{"protocol", "perplexity"},

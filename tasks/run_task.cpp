@@ -16,6 +16,7 @@
 #include "models/model_loader.hpp"
 #include "policies/budget.hpp"
 #include "policies/registry.hpp"
+#include "tasks/scored_mean.hpp"
 #include "tasks/task_registry.hpp"
 
 namespace kvbench::tasks {
@@ -109,7 +110,7 @@ nlohmann::json normalize_job_spec(const nlohmann::json& spec) {
     out[it.key()] = it.value();
   }
   if (out["task"].get<std::string>().empty()) throw std::invalid_argument("job spec: field 'task' is required");
-  make_task(out["task"]);  // validates the name
+  check_task_params(out["task"].get<std::string>(), make_task(out["task"])->parameters(), out["task_params"]);  // name, then params
   out["policy_params"] = policies::resolved_params(out["policy"], out["policy_params"]);
   policies::make_policy(out["policy"], out["policy_params"]);  // the policy's own range checks, up front
   models::validate_device_and_dtype(out["device"], out["dtype"]);
@@ -139,6 +140,7 @@ nlohmann::json run_task(const nlohmann::json& raw_spec, const ProgressFn& progre
   ctx.progress = progress;
   torch::manual_seed(spec["seed"].get<uint64_t>());
   nlohmann::json out = task->run(ctx);
+  require_scored(spec["task"].get<std::string>(), static_cast<int64_t>(out.at("examples").size()), skipped_counters(out.at("metrics")));
   nlohmann::json result = {{"task", spec["task"]},
                            {"model", spec["model"]},
                            {"policy", spec["policy"]},

@@ -20,6 +20,7 @@
 #include "metrics/self_bleu.hpp"
 #include "tasks/engines/generation_engine.hpp"
 #include "datasets/jsonl_reader.hpp"
+#include "tasks/scored_mean.hpp"
 #include "tasks/task_registry.hpp"
 
 namespace kvbench::tasks {
@@ -51,6 +52,11 @@ std::vector<std::string> split_sentences(const std::string& text) {
 
 class SelfBleuTask : public Task {
  public:
+  ParamSpecs parameters() const override {
+    return {ParamSpec::choice("mode", {"sentences", "samples"}), ParamSpec::integer("ngram", 1), ParamSpec::integer("samples", 2),
+            ParamSpec::text("template"), ParamSpec::integer("max_new_tokens", 1), ParamSpec::number("temperature", 0),
+            ParamSpec::number("top_p", 0, 1), ParamSpec::flag("record_prompts")};
+  }
   nlohmann::json settings() const override {
     return {{"protocol", "generate, then Self-BLEU within each prompt's output(s)"},
             {"data", kFile},
@@ -133,7 +139,9 @@ class SelfBleuTask : public Task {
       if (record) examples.back()["prompt"] = prompt;
       if (ctx.progress) ctx.progress(static_cast<int64_t>(examples.size()), ctx.limit);
     }
-    nlohmann::json metrics = {{"self_bleu", defined ? sum / static_cast<double>(defined) : 0.0},
+    // An output of fewer than two sentences has no Self-BLEU: none at all fails the job.
+    require_scored("self_bleu", defined, std::to_string(undefined) + " outputs with fewer than two sentences/samples");
+    nlohmann::json metrics = {{"self_bleu", mean_or_null(sum, defined)},
                               {"scored", defined},
                               {"undefined", undefined},
                               {"mode", mode},

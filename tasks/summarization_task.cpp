@@ -43,6 +43,12 @@ RougeTriple score_rouge(const std::string& backend, bool stemmer, const std::str
 class SummarizationTask : public Task {
  public:
   explicit SummarizationTask(DatasetSpec spec) : spec_(std::move(spec)) {}
+  ParamSpecs parameters() const override {
+    return {ParamSpec::text("style"), ParamSpec::integer("shots", 0), ParamSpec::text("shots_file"), ParamSpec::text("truncation"),
+            ParamSpec::text("rouge"), ParamSpec::flag("stemmer"), ParamSpec::flag("h2o_stop_quirk"),
+            ParamSpec::integer("max_new_tokens", 1), ParamSpec::number("temperature", 0), ParamSpec::number("top_p", 0, 1),
+            ParamSpec::integer("max_length", 2), ParamSpec::text("data_file"), ParamSpec::flag("record_prompts")};
+  }
 
   nlohmann::json settings() const override {
     nlohmann::json s = {{"task", spec_.name},

@@ -11,6 +11,7 @@
 #include "models/transformer.hpp"
 #include "policies/policy.hpp"
 #include "tasks/run_task.hpp"
+#include "tasks/task_params.hpp"
 
 namespace kvbench::tasks {
 
@@ -71,6 +72,9 @@ class Task {
   // Prompt template, truncation, decoding, stop rules, max new tokens, metric: what `kvbench tasks`
   // prints and what the result records.
   virtual nlohmann::json settings() const = 0;
+  // Every key `task_params` may hold, with its type and range (tasks/task_params.hpp): checked
+  // when the job spec is normalised, so an unknown key or a bad value fails before the job id.
+  virtual ParamSpecs parameters() const = 0;
   // The data files read (their sha256 enters the job id).
   virtual std::vector<std::string> data_files(const TaskContext& ctx) const = 0;
   // {"metrics": {aggregates}, "examples": [...]}.

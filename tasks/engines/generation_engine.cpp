@@ -2,6 +2,10 @@
 
 #include "models/generation.hpp"
 
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
 namespace kvbench::tasks {
 
 nlohmann::json DecodingSettings::to_json() const {
@@ -24,7 +28,50 @@ size_t first_stop(const std::string& text, const std::vector<std::string>& stops
   }
   return cut;
 }
+// Throughput and memory of one finished sequence.
+void meter(const TaskContext& ctx, models::InferenceSession& session, int64_t prompt_tokens,
+           const models::GenerationResult& out) {
+  ctx.meter->prefill_tokens += prompt_tokens;
+  ctx.meter->prefill_seconds += out.prefill_seconds;
+  ctx.meter->decode_tokens += static_cast<int64_t>(out.tokens.size());
+  ctx.meter->decode_seconds += out.decode_seconds;
+  ctx.meter->add_session(session);
+}
 }  // namespace
+
+Completion complete_after_context(const TaskContext& ctx, const std::vector<int64_t>& context,
+                                  const std::vector<int64_t>& question, const DecodingSettings& decoding) {
+  if (decoding.temperature != 0 || !decoding.stop_strings.empty() || decoding.min_new_tokens != 0)
+    throw std::invalid_argument("complete_after_context decodes greedily with stop tokens only");
+  using clock = std::chrono::steady_clock;
+  auto policy = ctx.make_policy();
+  models::InferenceSession session(*ctx.model, policy.get(), ctx.session_options());
+  const int64_t prompt_tokens = static_cast<int64_t>(context.size() + question.size());
+  if (ctx.observer) ctx.observer->begin(session, prompt_tokens);
+  std::vector<int64_t> stops = decoding.stop_token_ids;
+  if (decoding.stop_at_eos) stops.push_back(ctx.tokenizer->eos_id());
+  models::GenerationResult out;
+  auto t0 = clock::now();
+  torch::Tensor logits = session.prefill(context).squeeze(0);
+  for (int64_t id : question) logits = session.step(id);
+  auto t1 = clock::now();
+  out.prefill_seconds = std::chrono::duration<double>(t1 - t0).count();
+  for (int64_t i = 0; i < decoding.max_new_tokens; ++i) {
+    const int64_t next = logits.reshape({-1}).argmax().item<int64_t>();
+    if (std::find(stops.begin(), stops.end(), next) != stops.end()) break;
+    out.tokens.push_back(next);
+    if (i + 1 == decoding.max_new_tokens) break;
+    logits = session.step(next);
+  }
+  out.decode_seconds = std::chrono::duration<double>(clock::now() - t1).count();
+  if (ctx.observer) ctx.observer->end(session, prompt_tokens);
+  meter(ctx, session, prompt_tokens, out);
+  Completion c;
+  c.tokens = out.tokens;
+  c.prompt_tokens = prompt_tokens;
+  c.text = ctx.tokenizer->decode({out.tokens.begin(), out.tokens.end()});
+  return c;
+}
 
 Completion complete(const TaskContext& ctx, const std::vector<int64_t>& prompt, const DecodingSettings& decoding) {
   auto policy = ctx.make_policy();
@@ -47,11 +94,7 @@ Completion complete(const TaskContext& ctx, const std::vector<int64_t>& prompt, 
   if (ctx.observer) ctx.observer->begin(session, prompt_tokens);
   models::GenerationResult out = models::generate(session, prompt, options);
   if (ctx.observer) ctx.observer->end(session, prompt_tokens);
-  ctx.meter->prefill_tokens += static_cast<int64_t>(prompt.size());
-  ctx.meter->prefill_seconds += out.prefill_seconds;
-  ctx.meter->decode_tokens += static_cast<int64_t>(out.tokens.size());
-  ctx.meter->decode_seconds += out.decode_seconds;
-  ctx.meter->add_session(session);
+  meter(ctx, session, static_cast<int64_t>(prompt.size()), out);
   Completion c;
   c.tokens = out.tokens;
   c.prompt_tokens = static_cast<int64_t>(prompt.size());

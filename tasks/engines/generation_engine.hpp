@@ -28,6 +28,12 @@ struct Completion {
 // Runs the prompt (already tokenised, BOS included) and returns the completion text.
 Completion complete(const TaskContext& ctx, const std::vector<int64_t>& prompt, const DecodingSettings& decoding);
 
+// kvpress's pipeline: `context` is prefilled under the job's protocol (the policy compresses it),
+// then `question` is fed token by token without prefill compression (under the oneshot protocol
+// nothing is evicted after the context), and the answer is decoded greedily from there.
+Completion complete_after_context(const TaskContext& ctx, const std::vector<int64_t>& context,
+                                  const std::vector<int64_t>& question, const DecodingSettings& decoding);
+
 // Tokenises with BOS.
 std::vector<int64_t> encode_prompt(const TaskContext& ctx, const std::string& text);
 

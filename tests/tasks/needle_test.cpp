@@ -81,17 +81,19 @@ TEST(NeedlePlacement, RealHaystackLandsOnASentenceBoundaryAtTheDepth) {
 
 TEST(NeedleScoring, RougeAndKeywords) {
   const std::vector<std::string> kw = {"sandwich", "Dolores Park"};
-  NeedleScores exact = score_needle_response(kNeedle, "The best thing to do in San Francisco is eat a sandwich and sit in "
-                                                      "Dolores Park on a sunny day.", kw);
+  NeedleScores exact = score_needle_response(kNeedle, kNeedleAnswer, "The best thing to do in San Francisco is eat a "
+                                                                     "sandwich and sit in Dolores Park on a sunny day.", kw);
   EXPECT_DOUBLE_EQ(exact.score, 10.0);
   EXPECT_DOUBLE_EQ(exact.rouge1_recall, 100.0);
+  EXPECT_DOUBLE_EQ(exact.headkv, 100.0);
   EXPECT_EQ(exact.keyword, 1.0);
   // 3 of the needle's 21 rouge tokens; precision 3/3: F = 2 * (1/7) / (1 + 1/7) = 0.25.
-  NeedleScores part = score_needle_response(kNeedle, "eat a sandwich", kw);
+  NeedleScores part = score_needle_response(kNeedle, kNeedleAnswer, "eat a sandwich", kw);
   EXPECT_NEAR(part.rouge1_recall, 100.0 * 3 / 21, 1e-9);
   EXPECT_NEAR(part.score, 2.5, 1e-9);
+  EXPECT_NEAR(part.headkv, 100.0 * 3 / 11, 1e-9);  // 3 of the answer's 11 distinct words
   EXPECT_EQ(part.keyword, 0.0);
-  EXPECT_EQ(score_needle_response(kNeedle, "", kw).score, 0.0);
+  EXPECT_EQ(score_needle_response(kNeedle, kNeedleAnswer, "", kw).score, 0.0);
 }
 
 TEST(NeedleTask, RunsTheGridEndToEndWithTheGoldenTemplate) {
