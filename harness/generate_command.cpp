@@ -31,11 +31,11 @@ int run_generate(const GenerateArgs& args) {
   gen.temperature = args.temperature;
   gen.top_p = args.top_p;
   gen.seed = args.policy.seed;
-  if (args.stop_at_eos) gen.stop_ids = {rt.tokenizer->eos_id()};
+  if (args.stop_at_eos) gen.stop_ids.assign(rt.tokenizer->stop_ids().begin(), rt.tokenizer->stop_ids().end());
   models::GenerationResult out = models::generate(session, prompt, gen);
   std::vector<int> ids(out.tokens.begin(), out.tokens.end());
   // Decode prompt+completion together so the boundary keeps sentencepiece's spacing.
-  std::vector<int> all(encoded.begin() + 1, encoded.end());
+  std::vector<int> all = rt.tokenizer->encode(args.prompt, /*add_special_tokens=*/false);
   all.insert(all.end(), ids.begin(), ids.end());
   const std::string completion = rt.tokenizer->decode(ids);
   if (args.json) {

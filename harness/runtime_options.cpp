@@ -14,7 +14,7 @@ void ModelOptions::add_to(CLI::App& app) {
   app.add_option("--model", model,
                  "HF directory, llama2.c .bin, a directory with one .bin and one .model, or the alias stories260K")
       ->capture_default_str();
-  app.add_option("--tokenizer", tokenizer, "sentencepiece tokenizer.model (default: beside the model)");
+  app.add_option("--tokenizer", tokenizer, "tokenizer.json, tokenizer.model, vocab.json, or a directory holding one (default: beside the model)");
   app.add_option("--device", device, "cpu or cuda")->capture_default_str();
   app.add_option("--dtype", dtype, "auto, float32, bfloat16 or float16")->capture_default_str();
 }

@@ -6,6 +6,7 @@
 #include "models/hf_loader.hpp"
 #include "models/llama2c_loader.hpp"
 #include "models/model_error.hpp"
+#include "models/tokenizer.hpp"
 #include "models/weight_checks.hpp"
 
 namespace kvbench::models {
@@ -65,16 +66,8 @@ LoadedModel locate_model(const std::string& path_in, const std::string& tokenize
     m.weights_path = path;
     m.weight_files = hf_weight_files(path);
     m.weight_files.insert(m.weight_files.begin(), (fs::path(path) / "config.json").string());
-    const fs::path spm = fs::path(path) / "tokenizer.model";
-    if (!tokenizer.empty()) {
-      m.tokenizer_path = tokenizer;
-    } else if (fs::exists(spm)) {
-      m.tokenizer_path = spm.string();
-    } else {
-      throw ModelLoadError(path, "no tokenizer.model (sentencepiece) in this directory; pass --tokenizer "
-                                 "(kvbench reads sentencepiece tokenizers only, not tokenizer.json)");
-    }
-    if (!fs::exists(m.tokenizer_path)) throw ModelLoadError(m.tokenizer_path, "tokenizer file not found");
+    // tokenizer.json when present, else tokenizer.model (models/tokenizer.hpp).
+    m.tokenizer_path = resolve_tokenizer_file(tokenizer.empty() ? path : tokenizer);
     require_regular(m.tokenizer_path, "tokenizer");
     for (const auto& file : m.weight_files)
       if (fs::exists(file)) require_regular(file, "weight file");
@@ -88,7 +81,7 @@ LoadedModel locate_model(const std::string& path_in, const std::string& tokenize
   }
   m.weights_path = bin.string();
   m.weight_files = {bin.string()};
-  m.tokenizer_path = tokenizer.empty() ? tokenizer_beside(bin.parent_path(), bin.string()) : tokenizer;
+  m.tokenizer_path = tokenizer.empty() ? tokenizer_beside(bin.parent_path(), bin.string()) : resolve_tokenizer_file(tokenizer);
   if (!fs::exists(m.tokenizer_path)) throw ModelLoadError(m.tokenizer_path, "tokenizer file not found");
   require_regular(m.tokenizer_path, "tokenizer");
   if (m.name.size() > 4 && m.name.substr(m.name.size() - 4) == ".bin") m.name = bin.stem().string();

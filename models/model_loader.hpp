@@ -19,7 +19,8 @@ struct LoadedModel {
 };
 
 // `path` is: the alias "stories260K" (../shared/models/stories260K); a Hugging Face directory
-// (config.json + safetensors); a llama2.c .bin (tokenizer: `tokenizer`, else the single .model
+// (config.json + safetensors; tokenizer: `tokenizer` (a file or directory), else tokenizer.json,
+// else tokenizer.model beside it); a llama2.c .bin (tokenizer: `tokenizer`, else the single .model
 // beside it); or a directory holding one llama2.c .bin and one .model.
 LoadedModel load_model(const std::string& path, const std::string& tokenizer = "");
 // The same resolution without reading the weights (for checksums and `info`).

@@ -1,82 +1,83 @@
 #include "models/tokenizer.hpp"
 
-#include <dlfcn.h>
-#include <unistd.h>
-
-#include <cstdlib>
+#include <algorithm>
 #include <filesystem>
-#include <mutex>
 
+#include "models/generation_config.hpp"
+#include "models/hf_tokenizer.hpp"
 #include "models/model_error.hpp"
-#include "models/sentencepiece_shim/spm_interface.hpp"
+#include "models/sentencepiece_tokenizer.hpp"
 
 namespace kvbench::models {
+namespace fs = std::filesystem;
+
 namespace {
 
-using CreateFn = SentencePieceInterface* (*)(const char*, std::string*);
-
-// Where libkvb_sentencepiece.so is: $KVBENCH_SPM_SHIM, the build tree, or beside the executable.
-std::vector<std::string> shim_candidates() {
-  std::vector<std::string> out;
-  if (const char* env = std::getenv("KVBENCH_SPM_SHIM")) out.push_back(env);
-  out.push_back(KVBENCH_SPM_SHIM_PATH);
-  std::error_code ec;
-  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) out.push_back((exe.parent_path() / "libkvb_sentencepiece.so").string());
-  return out;
+std::unique_ptr<TokenizerBackend> open_backend(const fs::path& file) {
+  const std::string name = file.filename().string();
+  if (name == "vocab.json" || name == "merges.txt")
+    return load_gpt2_vocab_merges((file.parent_path() / "vocab.json").string(), (file.parent_path() / "merges.txt").string());
+  if (file.extension() == ".json") return load_tokenizer_json(file.string());
+  return std::make_unique<SentencePieceTokenizer>(file.string());
 }
 
-CreateFn load_shim() {
-  static CreateFn create = nullptr;
-  static std::string failure;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    for (const std::string& path : shim_candidates()) {
-      if (!std::filesystem::exists(path)) continue;
-      // DEEPBIND: sentencepiece's own (builtin) protobuf wins inside it; LOCAL: nothing leaks out.
-      void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
-      if (!handle) {
-        failure = dlerror();
-        continue;
-      }
-      create = reinterpret_cast<CreateFn>(dlsym(handle, "kvbench_spm_create"));
-      if (create) return;
-      failure = path + ": no kvbench_spm_create";
-    }
-    if (failure.empty()) failure = "libkvb_sentencepiece.so not found (set KVBENCH_SPM_SHIM)";
-  });
-  if (!create) throw std::runtime_error("sentencepiece: " + failure);
-  return create;
+int id_of_named_token(const TokenizerBackend& backend, const std::string& config_path, const std::string& field,
+                      const std::string& token) {
+  auto id = backend.token_to_id(token);
+  if (!id) throw ModelLoadError(config_path, field + ": \"" + token + "\" is not a token of the tokenizer");
+  return *id;
 }
 
 }  // namespace
 
-Tokenizer::Tokenizer(const std::string& model_path) : path_(model_path) {
-  if (!std::filesystem::is_regular_file(model_path)) throw ModelLoadError(model_path, "tokenizer file not found");
-  std::string error;
-  sp_.reset(load_shim()(model_path.c_str(), &error));
-  if (!sp_) throw ModelLoadError(model_path, "not a sentencepiece model: " + error);
+std::string resolve_tokenizer_file(const std::string& path) {
+  if (!fs::exists(path)) throw ModelLoadError(path, "tokenizer file not found");
+  if (!fs::is_directory(path)) return path;
+  const fs::path dir(path);
+  for (const char* name : {"tokenizer.json", "tokenizer.model", "vocab.json"})
+    if (fs::is_regular_file(dir / name)) return (dir / name).string();
+  std::vector<fs::path> models;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.is_regular_file() && entry.path().extension() == ".model") models.push_back(entry.path());
+  if (models.size() == 1) return models[0].string();
+  if (models.empty())
+    throw ModelLoadError(path, "no tokenizer in this directory (tokenizer.json, tokenizer.model, vocab.json + merges.txt)");
+  throw ModelLoadError(path, "several .model files in this directory; name one");
+}
+
+Tokenizer::Tokenizer(const std::string& path) : path_(resolve_tokenizer_file(path)) {
+  const fs::path file(path_);
+  backend_ = open_backend(file);
+  bos_id_ = backend_->bos_id();
+  eos_id_ = backend_->eos_id();
+  const fs::path config_path = file.parent_path() / "tokenizer_config.json";
+  const bool hugging_face = backend_->format() != "sentencepiece";
+  if (fs::is_regular_file(config_path)) {
+    config_ = read_tokenizer_config(config_path.string());
+    if (hugging_face) {
+      // A Hugging Face tokenizer's BOS/EOS are whatever the config names (Qwen3: no BOS).
+      bos_id_ = config_.bos_token ? id_of_named_token(*backend_, config_path.string(), "bos_token", *config_.bos_token) : -1;
+      eos_id_ = config_.eos_token ? id_of_named_token(*backend_, config_path.string(), "eos_token", *config_.eos_token) : -1;
+    }
+  } else if (backend_->format() == "vocab.json+merges.txt") {
+    // GPT-2's tokenizer class defaults: <|endoftext|> is BOS and EOS.
+    if (auto eot = backend_->token_to_id("<|endoftext|>")) bos_id_ = eos_id_ = *eot;
+  }
+  if (eos_id_ >= 0) stop_ids_.push_back(eos_id_);
+  const fs::path generation = file.parent_path() / "generation_config.json";
+  if (fs::is_regular_file(generation))
+    for (int id : read_generation_eos_ids(generation.string()))
+      if (std::find(stop_ids_.begin(), stop_ids_.end(), id) == stop_ids_.end()) stop_ids_.push_back(id);
 }
 
 Tokenizer::~Tokenizer() = default;
 
-std::vector<int> Tokenizer::encode(const std::string& text, bool add_bos) const {
-  std::vector<int> ids = sp_->encode(text);
-  if (add_bos) ids.insert(ids.begin(), bos_id());
-  return ids;
+std::vector<int> Tokenizer::encode(const std::string& text, bool add_special_tokens) const {
+  return backend_->encode(text, add_special_tokens);
 }
 
-std::string Tokenizer::decode(const std::vector<int>& ids) const {
-  std::vector<int> clean;
-  clean.reserve(ids.size());
-  for (int id : ids)
-    if (id != bos_id() && id != eos_id() && id >= 0 && id < vocab_size()) clean.push_back(id);
-  return sp_->decode(clean);
+std::string Tokenizer::decode(const std::vector<int>& ids, bool skip_special_tokens) const {
+  return backend_->decode(ids, skip_special_tokens);
 }
-
-int Tokenizer::bos_id() const { return sp_->bos_id(); }
-int Tokenizer::eos_id() const { return sp_->eos_id(); }
-int Tokenizer::vocab_size() const { return sp_->piece_size(); }
-std::string Tokenizer::piece(int id) const { return sp_->id_to_piece(id); }
 
 }  // namespace kvbench::models

@@ -8,7 +8,7 @@ PACKAGES=(
   cmake g++ ninja-build pkg-config ccache
   libtorch-dev libopenblas0-pthread
   libsentencepiece-dev libprotobuf-dev
-  nlohmann-json3-dev libcli11-dev zlib1g-dev libutf8proc-dev
+  nlohmann-json3-dev libcli11-dev zlib1g-dev libutf8proc-dev libonig-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   wordnet-base gnuplot-nox
 )

@@ -6,7 +6,8 @@ namespace kvbench::tasks {
 namespace {
 
 std::string decode_range(const models::Tokenizer& tok, const std::vector<int>& ids, size_t begin, size_t end) {
-  return tok.decode(std::vector<int>(ids.begin() + begin, ids.begin() + end));  // BOS/EOS decode to ""
+  // pred.py: tokenizer.decode(ids[...], skip_special_tokens=True); the BOS is dropped.
+  return tok.decode(std::vector<int>(ids.begin() + begin, ids.begin() + end), /*skip_special_tokens=*/true);
 }
 
 void check(int64_t max_length) {

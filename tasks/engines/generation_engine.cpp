@@ -81,13 +81,13 @@ Completion complete(const TaskContext& ctx, const std::vector<int64_t>& prompt, 
   options.temperature = decoding.temperature;
   options.top_p = decoding.top_p;
   options.seed = ctx.seed;
-  if (decoding.stop_at_eos) options.stop_ids = {ctx.tokenizer->eos_id()};
+  if (decoding.stop_at_eos) options.stop_ids.assign(ctx.tokenizer->stop_ids().begin(), ctx.tokenizer->stop_ids().end());
   options.stop_ids.insert(options.stop_ids.end(), decoding.stop_token_ids.begin(), decoding.stop_token_ids.end());
   options.min_new_tokens = decoding.min_new_tokens;
   const models::Tokenizer* tok = ctx.tokenizer;
   if (!decoding.stop_strings.empty()) {
     options.stop_when = [tok, &decoding](const std::vector<int64_t>& generated) {
-      return first_stop(tok->decode({generated.begin(), generated.end()}), decoding.stop_strings) != std::string::npos;
+      return first_stop(tok->decode({generated.begin(), generated.end()}, true), decoding.stop_strings) != std::string::npos;
     };
   }
   const int64_t prompt_tokens = static_cast<int64_t>(prompt.size());
@@ -98,7 +98,8 @@ Completion complete(const TaskContext& ctx, const std::vector<int64_t>& prompt, 
   Completion c;
   c.tokens = out.tokens;
   c.prompt_tokens = static_cast<int64_t>(prompt.size());
-  c.text = ctx.tokenizer->decode({out.tokens.begin(), out.tokens.end()});
+  // pred.py: tokenizer.decode(output, skip_special_tokens=True).
+  c.text = ctx.tokenizer->decode({out.tokens.begin(), out.tokens.end()}, /*skip_special_tokens=*/true);
   const size_t cut = first_stop(c.text, decoding.stop_strings);
   if (cut != std::string::npos) c.text = c.text.substr(0, cut);
   return c;

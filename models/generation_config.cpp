@@ -1,0 +1,37 @@
+#include "models/generation_config.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+#include "models/model_error.hpp"
+
+namespace kvbench::models {
+
+std::vector<int> read_generation_eos_ids(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ModelLoadError(path, "cannot read the file");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ModelLoadError(path, std::string("invalid JSON: ") + e.what());
+  }
+  if (!j.is_object()) throw ModelLoadError(path, "must be a JSON object");
+  if (!j.contains("eos_token_id") || j["eos_token_id"].is_null()) return {};
+  const nlohmann::json& v = j["eos_token_id"];
+  auto id_of = [&path](const nlohmann::json& x) {
+    if (!x.is_number_integer() || x.get<int64_t>() < 0 || x.get<int64_t>() > INT32_MAX)
+      throw ModelLoadError(path, "eos_token_id: must be a non-negative integer or a list of them, got " + x.dump().substr(0, 80));
+    return x.get<int>();
+  };
+  std::vector<int> ids;
+  if (v.is_array()) {
+    for (const auto& x : v) ids.push_back(id_of(x));
+  } else {
+    ids.push_back(id_of(v));
+  }
+  return ids;
+}
+
+}  // namespace kvbench::models

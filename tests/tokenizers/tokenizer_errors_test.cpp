@@ -1,0 +1,155 @@
+// Bad tokenizer files: each is one ModelLoadError naming the file and the field, never a crash and
+// never a silently different tokenizer.
+#include "models/model_error.hpp"
+#include "tokenizers/tokenizer_test_support.hpp"
+
+namespace kvbench::testing {
+namespace {
+
+// A small valid byte-level tokenizer.json: every byte, three merges, one special token.
+nlohmann::json small_tokenizer() {
+  nlohmann::json vocab = nlohmann::json::object();
+  const nlohmann::json gpt2 = read_json(kShared + "/models/gpt2-tokenizer/vocab.json");
+  for (auto it = gpt2.begin(); it != gpt2.end(); ++it)
+    if (it.value().get<int>() < 256) vocab[it.key()] = it.value();
+  vocab["he"] = 256;
+  vocab["ll"] = 257;
+  vocab["hell"] = 258;
+  return {{"version", "1.0"},
+          {"truncation", nullptr},
+          {"padding", nullptr},
+          {"added_tokens", {{{"id", 259}, {"content", "<|end|>"}, {"single_word", false}, {"lstrip", false},
+                             {"rstrip", false}, {"normalized", false}, {"special", true}}}},
+          {"normalizer", {{"type", "NFC"}}},
+          {"pre_tokenizer",
+           {{"type", "Sequence"},
+            {"pretokenizers",
+             {{{"type", "Split"}, {"pattern", {{"Regex", "\\p{L}+|\\s+|\\p{N}"}}}, {"behavior", "Isolated"}, {"invert", false}},
+              {{"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", false}}}}}},
+          {"post_processor", nullptr},
+          {"decoder", {{"type", "ByteLevel"}, {"add_prefix_space", true}, {"trim_offsets", true}, {"use_regex", true}}},
+          {"model",
+           {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"continuing_subword_prefix", nullptr},
+            {"end_of_word_suffix", nullptr}, {"fuse_unk", false}, {"byte_fallback", false}, {"ignore_merges", false},
+            {"vocab", vocab}, {"merges", {"h e", "l l", "he ll"}}}}};
+}
+
+std::string load_error(const std::string& text) {
+  ScratchDir dir;
+  const std::string path = dir.write("tokenizer.json", text);
+  try {
+    models::Tokenizer tok(path);
+  } catch (const models::ModelLoadError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+std::string load_error(const nlohmann::json& json) { return load_error(json.dump()); }
+
+void expect_error(const std::string& error, const std::string& field, const std::string& what) {
+  EXPECT_NE(error.find("tokenizer.json: " + field + ": "), std::string::npos) << error;
+  EXPECT_NE(error.find(what), std::string::npos) << error;
+}
+
+TEST(TokenizerErrors, TheSmallTokenizerItselfWorks) {
+  ScratchDir dir;
+  models::Tokenizer tok(dir.write("tokenizer.json", small_tokenizer().dump()));
+  EXPECT_EQ(tok.encode("hello<|end|>", false), std::vector<int>({258, tok.token_to_id("o").value(), 259}));
+  EXPECT_EQ(tok.decode(tok.encode("hello 42<|end|>", false)), "hello 42<|end|>");
+}
+
+TEST(TokenizerErrors, UnknownModelType) {
+  nlohmann::json j = small_tokenizer();
+  j["model"]["type"] = "Unigram";
+  expect_error(load_error(j), "model.type", "unknown \"Unigram\"");
+}
+
+TEST(TokenizerErrors, UnknownPreTokenizer) {
+  nlohmann::json j = small_tokenizer();
+  j["pre_tokenizer"]["pretokenizers"][1]["type"] = "Foo";
+  expect_error(load_error(j), "pre_tokenizer.pretokenizers[1].type", "unknown \"Foo\"");
+}
+
+TEST(TokenizerErrors, UnknownNormalizer) {
+  nlohmann::json j = small_tokenizer();
+  j["normalizer"] = {{"type", "Sequence"}, {"normalizers", {{{"type", "NFC"}}, {{"type", "Lowercase2"}}}}};
+  expect_error(load_error(j), "normalizer.normalizers[1].type", "unknown \"Lowercase2\"");
+}
+
+TEST(TokenizerErrors, UnknownDecoderAndPostProcessor) {
+  nlohmann::json j = small_tokenizer();
+  j["decoder"] = {{"type", "WordPiece"}};
+  expect_error(load_error(j), "decoder.type", "unknown \"WordPiece\"");
+  j = small_tokenizer();
+  j["post_processor"] = {{"type", "BertProcessing"}};
+  expect_error(load_error(j), "post_processor.type", "unknown \"BertProcessing\"");
+}
+
+TEST(TokenizerErrors, InvalidRegex) {
+  nlohmann::json j = small_tokenizer();
+  j["pre_tokenizer"]["pretokenizers"][0]["pattern"]["Regex"] = "(\\p{L}+";
+  expect_error(load_error(j), "pre_tokenizer.pretokenizers[0].pattern.Regex", "invalid regex");
+}
+
+TEST(TokenizerErrors, MergeNamingAnUnknownToken) {
+  nlohmann::json j = small_tokenizer();
+  j["model"]["merges"][2] = "he zz";
+  expect_error(load_error(j), "model.merges[2]", "unknown token \"zz\"");
+  j["model"]["merges"][2] = {"he", "l"};  // "hel" is not in the vocabulary
+  expect_error(load_error(j), "model.merges[2]", "\"hel\" is not in the vocabulary");
+  j["model"]["merges"][2] = "h e l";
+  expect_error(load_error(j), "model.merges[2]", "two tokens separated by one space");
+}
+
+TEST(TokenizerErrors, TruncatedJson) {
+  const std::string whole = small_tokenizer().dump();
+  const std::string error = load_error(whole.substr(0, whole.size() / 2));
+  EXPECT_NE(error.find("tokenizer.json: invalid JSON"), std::string::npos) << error;
+}
+
+TEST(TokenizerErrors, UnknownFieldsAndWrongTypesAreNamed) {
+  nlohmann::json j = small_tokenizer();
+  j["model"]["continuing_subword_suffix"] = "##";
+  expect_error(load_error(j), "model.continuing_subword_suffix", "unknown field");
+  j = small_tokenizer();
+  j["added_tokens"][0]["special"] = "yes";
+  expect_error(load_error(j), "added_tokens[0].special", "must be true or false");
+  j = small_tokenizer();
+  j["model"]["vocab"]["he"] = -3;
+  expect_error(load_error(j), "model.vocab.he", "non-negative integer id");
+  j = small_tokenizer();
+  j["model"]["dropout"] = 0.1;
+  expect_error(load_error(j), "model.dropout", "not supported");
+  j = small_tokenizer();
+  j["pre_tokenizer"]["pretokenizers"][0]["behavior"] = "Sideways";
+  expect_error(load_error(j), "pre_tokenizer.pretokenizers[0].behavior", "unknown \"Sideways\"");
+  j = small_tokenizer();
+  j.erase("model");
+  expect_error(load_error(j), "model", "missing field");
+}
+
+TEST(TokenizerErrors, Gpt2MergesFileLineIsNamed) {
+  ScratchDir dir;
+  std::filesystem::copy_file(kShared + "/models/gpt2-tokenizer/vocab.json", dir.file("vocab.json"));
+  dir.write("merges.txt", "#version: 0.2\n\xC4\xA0 t\nh e\nqqqqqq zz\n");
+  try {
+    models::Tokenizer tok(dir.path().string());
+    FAIL() << "no error";
+  } catch (const models::ModelLoadError& e) {
+    EXPECT_NE(std::string(e.what()).find("merges.txt:4: unknown token \"qqqqqq\""), std::string::npos) << e.what();
+  }
+}
+
+TEST(TokenizerErrors, NoTokenizerInADirectory) {
+  ScratchDir dir;
+  try {
+    models::Tokenizer tok(dir.path().string());
+    FAIL() << "no error";
+  } catch (const models::ModelLoadError& e) {
+    EXPECT_NE(std::string(e.what()).find("no tokenizer in this directory"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace kvbench::testing
