@@ -9,6 +9,10 @@ namespace {
 
 const std::set<std::string> kKeywords = {"and", "or", "not", "in", "is", "if", "else"};
 
+// Deeper nesting than this (of expressions or blocks) is refused instead of exhausting the stack;
+// real templates nest a handful of levels.
+constexpr int kMaxNesting = 256;
+
 class Parser {
  public:
   explicit Parser(const std::vector<Token>& tokens) : tokens_(tokens) {}
@@ -117,6 +121,7 @@ class Parser {
   }
 
   StmtPtr parse_statement(const Token& begin) {
+    Nesting nesting(*this, peek());
     const Token& tag = next();
     const std::string& name = tag.value;
     if (name == "if") return parse_if(tag);
@@ -339,7 +344,17 @@ class Parser {
     return e;
   }
 
+  // Counts one level of nesting for its lifetime.
+  struct Nesting {
+    Parser& p;
+    Nesting(Parser& parser, const Token& at) : p(parser) {
+      if (++p.depth_ > kMaxNesting) p.fail("template nested too deeply (more than 256 levels)", at);
+    }
+    ~Nesting() { --p.depth_; }
+  };
+
   ExprPtr parse_expression(bool with_condexpr) {
+    Nesting nesting(*this, peek());
     if (!with_condexpr) return parse_or();
     ExprPtr expr = parse_or();
     while (at_name("if")) {
@@ -454,6 +469,7 @@ class Parser {
     return l;
   }
   ExprPtr parse_unary(bool with_filter) {
+    Nesting nesting(*this, peek());
     ExprPtr e;
     if (at_op("-") || at_op("+")) {
       const Token& t = next();
@@ -697,6 +713,7 @@ class Parser {
   const std::vector<Token>& tokens_;
   size_t pos_ = 0;
   int loop_depth_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -84,6 +84,16 @@ TEST(JinjaErrors, RunawayRecursionIsAnErrorNotACrash) {
             std::string::npos);
 }
 
+TEST(JinjaErrors, DeepNestingIsRefusedNotAStackOverflow) {
+  const std::string deep = "{{ " + std::string(5000, '(') + "1" + std::string(5000, ')') + " }}";
+  EXPECT_NE(std::string(expect_error<TemplateSyntaxError>(deep).what()).find("nested too deeply"), std::string::npos);
+  std::string blocks;
+  for (int i = 0; i < 5000; ++i) blocks += "{% if true %}";
+  EXPECT_NE(std::string(expect_error<TemplateSyntaxError>(blocks).what()).find("nested too deeply"), std::string::npos);
+  // Real depths are fine.
+  EXPECT_EQ(Template("{{ " + std::string(50, '(') + "1" + std::string(50, ')') + " }}").render(Value(Dict{})), "1");
+}
+
 TEST(JinjaTemplate, GenerationTagRendersItsBody) {
   // transformers' AssistantTracker extension: {% generation %} marks assistant text, renders it unchanged.
   EXPECT_EQ(Template("a{% generation %}b{{ 1 }}{% endgeneration %}c").render(Value(Dict{})), "ab1c");
