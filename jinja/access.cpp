@@ -176,6 +176,7 @@ std::string python_format(const std::string& fmt, Arguments& args) {
         throw OperationError("str.format field '" + field + "' uses a format spec or conversion (not supported)");
       const Value* v = nullptr;
       if (field.empty() || std::all_of(field.begin(), field.end(), ::isdigit)) {
+        if (field.size() > 9) throw OperationError("Replacement index " + field + " out of range");
         const size_t index = field.empty() ? auto_index++ : std::stoul(field);
         if (index >= args.positional.size()) throw OperationError("Replacement index " + std::to_string(index) + " out of range");
         v = &args.positional[index];

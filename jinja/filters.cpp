@@ -36,7 +36,7 @@ Value attribute_path(const Value& item, const Value& attribute) {
   while (true) {
     const size_t dot = path.find('.', start);
     const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    const bool numeric = !part.empty() && std::all_of(part.begin(), part.end(), ::isdigit);
+    const bool numeric = !part.empty() && part.size() < 19 && std::all_of(part.begin(), part.end(), ::isdigit);
     v = get_item(v, numeric ? Value(static_cast<int64_t>(std::stoll(part))) : Value(part));
     if (dot == std::string::npos) return v;
     start = dot + 1;
@@ -78,7 +78,7 @@ std::string ascii_escape_json(const std::string& s) {
       continue;
     }
     auto unit = [&](unsigned u) {
-      char buf[8];
+      char buf[16];
       std::snprintf(buf, sizeof buf, "\\u%04x", u);
       out += buf;
     };

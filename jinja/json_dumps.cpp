@@ -21,7 +21,7 @@ std::string quote(const std::string& s) {
       case '\f': out += "\\f"; break;
       default:
         if (c < 0x20) {
-          char buf[8];
+          char buf[16];
           std::snprintf(buf, sizeof buf, "\\u%04x", c);
           out += buf;
         } else {

@@ -513,11 +513,7 @@ class Parser {
       case TokenType::kInteger: {
         next();
         auto e = node(Expr::Kind::kLiteral, t.where);
-        try {
-          e->literal = Value(static_cast<int64_t>(std::stoll(t.value)));
-        } catch (const std::exception&) {
-          fail("integer literal out of range: " + t.value, t);
-        }
+        e->literal = integer_literal(t);
         return e;
       }
       case TokenType::kFloat: {
@@ -564,6 +560,14 @@ class Parser {
     fail("unexpected " + describe(t), t);
   }
 
+  Value integer_literal(const Token& t) const {
+    try {
+      return Value(static_cast<int64_t>(std::stoll(t.value)));
+    } catch (const std::exception&) {
+      fail("integer literal out of range (64-bit integers only): " + t.value.substr(0, 40), t);
+    }
+  }
+
   ExprPtr parse_postfix(ExprPtr e) {
     while (true) {
       if (at_op(".")) {
@@ -580,7 +584,7 @@ class Parser {
           auto g = node(Expr::Kind::kGetItem, dot.where);
           g->children.push_back(std::move(e));
           auto k = node(Expr::Kind::kLiteral, t.where);
-          k->literal = Value(static_cast<int64_t>(std::stoll(t.value)));
+          k->literal = integer_literal(t);
           g->children.push_back(std::move(k));
           e = std::move(g);
         } else {

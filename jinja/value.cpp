@@ -159,7 +159,7 @@ std::string float_repr(double x) {
   } else {
     out = digits.substr(0, 1);
     if (digits.size() > 1) out += "." + digits.substr(1);
-    char e[8];
+    char e[24];
     std::snprintf(e, sizeof e, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
     out += e;
   }
