@@ -14,6 +14,7 @@
 #include "datasets/data_root.hpp"
 #include "datasets/text_reader.hpp"
 #include "metrics/qa.hpp"
+#include "tasks/chat_template.hpp"
 #include "tasks/engines/generation_engine.hpp"
 #include "tasks/multidoc_qa_data.hpp"
 #include "tasks/task_registry.hpp"
@@ -60,7 +61,8 @@ class MultidocQaTask : public Task {
             {"metric", "best_subspan_em (lost-in-the-middle), strict_em (BUZZ EM accuracy)"},
             {"params", {{"documents", 10}, {"gold_position", 0}, {"max_new_tokens", 100},
                         {"max_prompt_length", "model context"}, {"truncation", "skip"},
-                        {"template", "the contents of ref/qa.prompt"}, {"record_prompts", false}}}};
+                        {"template", "the contents of ref/qa.prompt"}, {"record_prompts", false},
+                        {"chat_template", "none (reference); model = the model's own chat_template, see docs/chat-templates.md"}}}};
   }
 
   std::vector<std::string> data_files(const TaskContext& ctx) const override {
@@ -79,6 +81,8 @@ class MultidocQaTask : public Task {
                                  : datasets::read_text(datasets::resolve_data_file(ctx.data_root, kTemplateFile, kLitmSource));
     const bool record = ctx.param<bool>("record_prompts", false);
     const DecodingSettings dec = decoding(s.max_new_tokens);
+    const std::string chat = ctx.param<std::string>("chat_template", "none");
+    apply_chat_template(chat, "", *ctx.tokenizer);  // validates the name (and that the model has its own template)
 
     // The reference skips over-long prompts and keeps going: `limit` counts the examples run.
     std::vector<QaExample> all = read_qa_examples(source.path, 0);
@@ -90,8 +94,8 @@ class MultidocQaTask : public Task {
       if (static_cast<int64_t>(examples.size()) >= want) break;
       const QaExample ex = source.build ? arrange_documents(raw, s.documents, s.gold_position) : raw;
       if (!source.build) check_layout(ex, s);
-      const std::string prompt = qa_prompt(tmpl, ex.question, ex.documents);
-      std::vector<int64_t> ids = encode_prompt(ctx, prompt);
+      const std::string prompt = apply_chat_template(chat, qa_prompt(tmpl, ex.question, ex.documents), *ctx.tokenizer);
+      std::vector<int64_t> ids = encode_prompt(ctx, prompt, !template_carries_special_tokens(chat));
       if (static_cast<int64_t>(ids.size()) > s.max_prompt_length) {
         if (s.truncation == "skip") {
           ++skipped;

@@ -30,5 +30,7 @@ Completion complete(const TaskContext& ctx, const std::vector<int64_t>& prompt, 
 
 // Tokenises with BOS.
 std::vector<int64_t> encode_prompt(const TaskContext& ctx, const std::string& text);
+// add_special_tokens=false for text that already holds them (a model's own chat template).
+std::vector<int64_t> encode_prompt(const TaskContext& ctx, const std::string& text, bool add_special_tokens);
 
 }  // namespace kvbench::tasks
