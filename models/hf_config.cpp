@@ -18,12 +18,14 @@ struct FamilyDefaults {
   double rms_norm_eps;
   int64_t max_position_embeddings;
   bool qkv_bias;
+  int64_t head_dim;  // 0: hidden_size / num_attention_heads
 };
 
 FamilyDefaults defaults_for(const std::string& model_type) {
-  if (model_type == "llama") return {1e-6, 2048, false};
-  if (model_type == "mistral") return {1e-6, 4096 * 32, false};
-  return {1e-6, 32768, true};  // qwen2: q/k/v projections always carry a bias
+  if (model_type == "llama") return {1e-6, 2048, false, 0};
+  if (model_type == "mistral") return {1e-6, 4096 * 32, false, 0};
+  if (model_type == "qwen3") return {1e-6, 32768, false, 128};  // Qwen3Config: head_dim 128, no qkv bias
+  return {1e-6, 32768, true, 0};  // qwen2: q/k/v projections always carry a bias
 }
 
 class ConfigReader {
@@ -127,8 +129,9 @@ ModelConfig parse_hf_config(const std::string& text, const std::string& path) {
   c.rope_style = RopeStyle::kHalfSplit;
   c.architecture = r.string_or(json, "model_type", "");
   if (c.architecture.empty()) throw ModelLoadError(path, "missing field 'model_type'");
-  if (c.architecture != "llama" && c.architecture != "mistral" && c.architecture != "qwen2")
-    r.fail("model_type", "'" + c.architecture + "' is not a Llama-family model kvbench runs (llama, mistral, qwen2)");
+  if (c.architecture != "llama" && c.architecture != "mistral" && c.architecture != "qwen2" && c.architecture != "qwen3")
+    r.fail("model_type",
+           "'" + c.architecture + "' is not a Llama-family model kvbench runs (llama, mistral, qwen2, qwen3)");
   const FamilyDefaults d = defaults_for(c.architecture);
 
   c.dim = r.integer(json, "hidden_size");
@@ -138,8 +141,8 @@ ModelConfig parse_hf_config(const std::string& text, const std::string& path) {
   c.vocab_size = r.integer(json, "vocab_size");
   c.n_kv_heads = r.integer_or(json, "num_key_value_heads", c.n_heads);
   if (c.n_heads % c.n_kv_heads != 0) r.fail("num_key_value_heads", "must divide num_attention_heads");
-  c.head_dim = r.integer_or(json, "head_dim", c.dim / c.n_heads);
-  if (!r.has(json, "head_dim") && c.dim % c.n_heads != 0)
+  c.head_dim = r.integer_or(json, "head_dim", d.head_dim ? d.head_dim : c.dim / c.n_heads);
+  if (!r.has(json, "head_dim") && !d.head_dim && c.dim % c.n_heads != 0)
     r.fail("hidden_size", "is not a multiple of num_attention_heads and no head_dim is given");
   if (c.head_dim % 2 != 0) r.fail("head_dim", "must be even for RoPE");
   c.max_seq_len = r.integer_or(json, "max_position_embeddings", d.max_position_embeddings);
@@ -152,6 +155,7 @@ ModelConfig parse_hf_config(const std::string& text, const std::string& path) {
   const std::string act = r.string_or(json, "hidden_act", "silu");
   if (act != "silu") r.fail("hidden_act", "'" + act + "' is not supported (the Llama family uses silu)");
   c.qkv_bias = d.qkv_bias;
+  c.qk_norm = c.architecture == "qwen3";
   if (r.boolean_or(json, "attention_bias", false) && c.architecture != "qwen2")
     r.fail("attention_bias", "biases on q/k/v/o projections are not supported for " + c.architecture);
   if (r.boolean_or(json, "mlp_bias", false)) r.fail("mlp_bias", "MLP biases are not supported");

@@ -1,5 +1,5 @@
 #pragma once
-// Hugging Face config.json for the Llama family (model_type llama, mistral, qwen2) -> ModelConfig.
+// Hugging Face config.json for the Llama family (model_type llama, mistral, qwen2, qwen3) -> ModelConfig.
 // Fields that define tensor shapes are required; the others take the transformers class defaults
 // of their model_type. Both the transformers 4.x spelling (rope_theta, rope_scaling{type|rope_type},
 // torch_dtype) and the 5.x one (rope_parameters{rope_type, rope_theta, ...}, dtype) are read.

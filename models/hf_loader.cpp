@@ -119,6 +119,10 @@ HfCheckpoint load_hf(const std::string& dir) {
     lw.wk = source.get(p + "self_attn.k_proj.weight");
     lw.wv = source.get(p + "self_attn.v_proj.weight");
     lw.wo = source.get(p + "self_attn.o_proj.weight");
+    if (ck.config.qk_norm) {
+      lw.q_norm = source.get(p + "self_attn.q_norm.weight");
+      lw.k_norm = source.get(p + "self_attn.k_norm.weight");
+    }
     if (ck.config.qkv_bias) {
       lw.bq = source.get(p + "self_attn.q_proj.bias");
       lw.bk = source.get(p + "self_attn.k_proj.bias");

@@ -22,7 +22,7 @@ struct RopeScaling {
 };
 
 struct ModelConfig {
-  std::string architecture = "llama";  // llama | mistral | qwen2
+  std::string architecture = "llama";  // llama | mistral | qwen2 | qwen3
   std::string source_format;           // llama2c | hf
   int64_t dim = 0;                     // hidden size
   int64_t hidden_dim = 0;              // MLP intermediate size
@@ -38,6 +38,7 @@ struct ModelConfig {
   RopeStyle rope_style = RopeStyle::kInterleaved;
   bool tied_embeddings = true;
   bool qkv_bias = false;               // qwen2
+  bool qk_norm = false;                // qwen3: RMSNorm of each head's q and k (before RoPE)
   int64_t sliding_window = 0;          // 0 = none; recorded, not enforced (Mistral v0.1)
   std::string dtype = "float32";       // storage dtype of the checkpoint
 

@@ -44,6 +44,10 @@ void validate_weights(const ModelConfig& c, const ModelWeights& w, const std::st
     expect(origin, p + "w_gate", lw.w_gate, {h, d});
     expect(origin, p + "w_down", lw.w_down, {d, h});
     expect(origin, p + "w_up", lw.w_up, {h, d});
+    if (c.qk_norm) {
+      expect(origin, p + "q_norm", lw.q_norm, {c.head_dim});
+      expect(origin, p + "k_norm", lw.k_norm, {c.head_dim});
+    }
     if (c.qkv_bias) {
       expect(origin, p + "bq", lw.bq, {q});
       expect(origin, p + "bk", lw.bk, {kv});
@@ -69,6 +73,8 @@ ModelWeights to_device(const ModelWeights& w, torch::Device device, torch::Scala
     m.bq = move(l.bq);
     m.bk = move(l.bk);
     m.bv = move(l.bv);
+    m.q_norm = move(l.q_norm);
+    m.k_norm = move(l.k_norm);
     m.ffn_norm = move(l.ffn_norm);
     m.w_gate = move(l.w_gate);
     m.w_down = move(l.w_down);

@@ -15,6 +15,7 @@ struct LayerWeights {
   torch::Tensor wv;          // [n_kv_heads*head_dim, dim]
   torch::Tensor wo;          // [dim, n_heads*head_dim]
   torch::Tensor bq, bk, bv;  // qwen2 only; undefined otherwise
+  torch::Tensor q_norm, k_norm;  // [head_dim], qwen3 only; undefined otherwise
   torch::Tensor ffn_norm;    // [dim]
   torch::Tensor w_gate;      // [hidden_dim, dim]  (llama2.c w1)
   torch::Tensor w_down;      // [dim, hidden_dim]  (llama2.c w2)

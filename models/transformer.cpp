@@ -24,8 +24,8 @@ int64_t Transformer::parameter_count() const {
   int64_t total = weights_.embedding.numel() + weights_.final_norm.numel();
   if (!config_.tied_embeddings) total += weights_.lm_head.numel();
   for (const auto& l : weights_.layers)
-    for (const auto* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.bq, &l.bk, &l.bv, &l.ffn_norm, &l.w_gate,
-                          &l.w_down, &l.w_up})
+    for (const auto* t : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.bq, &l.bk, &l.bv, &l.q_norm, &l.k_norm,
+                          &l.ffn_norm, &l.w_gate, &l.w_down, &l.w_up})
       if (t->defined()) total += t->numel();
   return total;
 }
@@ -62,6 +62,10 @@ torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t f
     torch::Tensor q = project(h, w.wq, w.bq).reshape({T, H, hd}).transpose(0, 1);
     torch::Tensor k = project(h, w.wk, w.bk).reshape({T, kvh, hd}).transpose(0, 1);
     torch::Tensor v = project(h, w.wv, w.bv).reshape({T, kvh, hd}).transpose(0, 1);
+    if (w.q_norm.defined()) {  // qwen3: each head's q and k RMS-normalised over head_dim, before RoPE
+      q = rms_norm(q, w.q_norm, config_.norm_eps);
+      k = rms_norm(k, w.k_norm, config_.norm_eps);
+    }
     if (request.mode == policies::PositionMode::kOriginal) {
       q = rope_.apply(q, positions);
       k = rope_.apply(k, positions);

@@ -16,7 +16,7 @@ import sys
 import torch
 import transformers
 from safetensors.torch import save_file
-from transformers import AutoModelForCausalLM, LlamaConfig, MistralConfig, Qwen2Config
+from transformers import AutoModelForCausalLM, LlamaConfig, MistralConfig, Qwen2Config, Qwen3Config
 
 SMALL = dict(vocab_size=512, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
              num_key_value_heads=2, rms_norm_eps=1e-5, initializer_range=0.3, hidden_act="silu")
@@ -39,6 +39,9 @@ CASES = {
     "mistral": (MistralConfig, dict(max_position_embeddings=256, tie_word_embeddings=False, sliding_window=None,
                                     rope=dict(rope_theta=1000000.0, **rope("default")))),
     "qwen2": (Qwen2Config, dict(max_position_embeddings=256, tie_word_embeddings=True,
+                                rope=dict(rope_theta=1000000.0, **rope("default")))),
+    # Qwen3: q_norm/k_norm per head before RoPE, no qkv bias, head_dim 16 != hidden/heads.
+    "qwen3": (Qwen3Config, dict(max_position_embeddings=256, tie_word_embeddings=True, head_dim=16,
                                 rope=dict(rope_theta=1000000.0, **rope("default")))),
 }
 

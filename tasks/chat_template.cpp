@@ -2,6 +2,9 @@
 
 #include <stdexcept>
 
+#include "models/model_chat_template.hpp"
+#include "models/tokenizer.hpp"
+
 namespace kvbench::tasks {
 namespace {
 
@@ -16,11 +19,20 @@ std::string trim(const std::string& s) {
 }  // namespace
 
 std::vector<std::string> chat_template_names() {
-  return {"none", "llama2", "llama2-meta", "llama2-litm", "llama3", "mistral", "qwen", "vicuna"};
+  return {"none", "llama2", "llama2-meta", "llama3", "mistral", "qwen", "vicuna", "llama2-litm", kModelChatTemplate};
+}
+
+bool template_carries_special_tokens(const std::string& name) { return name == kModelChatTemplate; }
+
+std::string apply_chat_template(const std::string& name, const std::string& prompt, const models::Tokenizer& tokenizer) {
+  if (name != kModelChatTemplate) return apply_chat_template(name, prompt);
+  return models::ModelChatTemplate::for_tokenizer(tokenizer.path())->render_user_prompt(prompt);
 }
 
 std::string apply_chat_template(const std::string& name, const std::string& prompt) {
   if (name == "none") return prompt;
+  if (name == kModelChatTemplate)
+    throw std::invalid_argument("chat template \"model\" (the model's own) needs the model's tokenizer");
   if (name == "llama2") return "[INST]" + prompt + "[/INST]";
   if (name == "llama2-meta" || name == "mistral") return "[INST] " + prompt + " [/INST]";
   if (name == "llama2-litm")

@@ -19,15 +19,33 @@
 //   vicuna     "A chat between a curious user and an artificial intelligence assistant. The
 //              assistant gives helpful, detailed, and polite answers to the user's questions. USER:
 //              {prompt} ASSISTANT:"   fastchat vicuna_v1.1 (LongBench: longchat, vicuna)
+//   model      the model's own chat_template (tokenizer_config.json beside its tokenizer), rendered
+//              as transformers' apply_chat_template([{"role": "user", "content": prompt}],
+//              add_generation_prompt=True) — what kvpress feeds the model. Unlike the names above,
+//              its text carries the template's own special tokens (Llama-3's <|begin_of_text|>), so
+//              it is encoded WITHOUT adding special tokens again (see template_carries_special_tokens).
 // Special tokens written as text (<|eot_id|>, <|im_start|>) only become single tokens with a
 // tokenizer that knows them.
 #include <string>
 #include <vector>
 
+namespace kvbench::models {
+class Tokenizer;
+}
+
 namespace kvbench::tasks {
 
-// Throws std::invalid_argument listing the known names.
+inline constexpr const char* kModelChatTemplate = "model";
+
+// Throws std::invalid_argument listing the known names ("model" needs the tokenizer overload).
 std::string apply_chat_template(const std::string& name, const std::string& prompt);
+// Any name, "model" included: the model's template is found beside `tokenizer`'s file; a model
+// without one is a ModelLoadError naming the file.
+std::string apply_chat_template(const std::string& name, const std::string& prompt, const models::Tokenizer& tokenizer);
 std::vector<std::string> chat_template_names();
+
+// True when the template's text already holds the model's special tokens (BOS), so encoding it
+// must not add them again ("model").
+bool template_carries_special_tokens(const std::string& name);
 
 }  // namespace kvbench::tasks

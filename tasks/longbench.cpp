@@ -67,7 +67,7 @@ PreparedPrompt prepare_prompt(const models::Tokenizer& tokenizer, const std::str
                               int64_t max_length, const std::string& chat_template) {
   TruncatedText t = truncate_middle(tokenizer, format_prompt(prompt_template, record), max_length);
   PreparedPrompt p{t.text, t.original_tokens, t.truncated};
-  if (uses_chat_template(subset)) p.text = apply_chat_template(chat_template, p.text);
+  if (uses_chat_template(subset)) p.text = apply_chat_template(chat_template, p.text, tokenizer);
   return p;
 }
 
@@ -75,7 +75,7 @@ int64_t default_max_length(const models::Tokenizer& tokenizer, int64_t context, 
                            const std::string& chat_template, const std::string& subset) {
   int64_t overhead = 0;
   if (uses_chat_template(subset) && chat_template != "none")
-    overhead = static_cast<int64_t>(tokenizer.encode(apply_chat_template(chat_template, ""), false).size());
+    overhead = static_cast<int64_t>(tokenizer.encode(apply_chat_template(chat_template, "", tokenizer), false).size());
   const int64_t max_length = context - max_new_tokens - overhead;
   if (max_length < 2)
     throw std::invalid_argument("longbench/" + subset + ": the model's context (" + std::to_string(context) +

@@ -55,7 +55,7 @@ SubsetRun run_subset(const TaskContext& ctx, const std::string& subset, int64_t 
   const int64_t extra = pipeline == Pipeline::Kvpress ? longbench::kKvpressExtraNewTokens : 0;
   const int64_t max_new_tokens = ctx.param<int64_t>("max_new_tokens", maxlens.at(subset).get<int64_t>() + extra);
   const std::string chat = ctx.param<std::string>("chat_template", "none");
-  apply_chat_template(chat, "");  // validates the name
+  apply_chat_template(chat, "", *ctx.tokenizer);  // validates the name (and that the model has its own template)
 
   int64_t max_length = 0;  // kvpress: the context's max_context_length
   std::string max_length_rule;
@@ -122,7 +122,9 @@ SubsetRun run_subset(const TaskContext& ctx, const std::string& subset, int64_t 
       p = pipeline == Pipeline::KvcacheFactory
               ? longbench::kvcache_factory_prompt(*ctx.tokenizer, prompt_template, r, max_length, chat)
               : longbench::prepare_prompt(*ctx.tokenizer, subset, prompt_template, r, max_length, chat);
-      c = complete(ctx, encode_prompt(ctx, p.text), decoding);
+      // The model's own template already wrote its BOS: encode without adding it again (kvpress).
+      const bool templated = longbench::uses_chat_template(subset) && template_carries_special_tokens(chat);
+      c = complete(ctx, encode_prompt(ctx, p.text, !templated), decoding);
     }
     predictions.push_back(pipeline == Pipeline::Kvpress ? longbench::kvpress_scored_prediction(subset, c.text) : c.text);
     answers.push_back(r.string_list_field("answers"));
@@ -184,7 +186,8 @@ nlohmann::json common_settings() {
            "middle: if the prompt (BOS included) exceeds max_length tokens, decode(ids[:max_length//2]) + "
            "decode(ids[-max_length//2:]), then re-tokenised (pred.py)"},
           {"max_length", "model context - max_new_tokens - chat template tokens (or max_length / max_length_model)"},
-          {"chat_template", "task_params.chat_template (none for base models); never on trec, triviaqa, samsum, lcc, repobench-p"},
+          {"chat_template", "task_params.chat_template (none for base models; model = the model's own chat_template, "
+                            "encoded without adding BOS again); never on trec, triviaqa, samsum, lcc, repobench-p"},
           {"decoding", "greedy (num_beams=1, do_sample=False); stops at EOS; samsum also at '\\n' after >= 1 token"},
           {"scoring",
            "eval.py: max over answers of dataset2metric[subset]; first line only for trec/triviaqa/samsum; "

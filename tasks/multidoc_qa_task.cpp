@@ -110,6 +110,7 @@ class MultidocQaTask : public Task {
                                     : datasets::read_text(datasets::resolve_data_file(ctx.data_root, kTemplateFile, kLitmSource));
     const bool record = ctx.param<bool>("record_prompts", false);
     const DecodingSettings dec = decoding(s.max_new_tokens);
+    apply_chat_template(s.chat_template, "", *ctx.tokenizer);  // validates the name (and that the model has its own template)
 
     // The reference skips over-long prompts and keeps going: `limit` counts the examples run.
     std::vector<QaExample> all = read_qa_examples(source.path, 0);
@@ -122,8 +123,9 @@ class MultidocQaTask : public Task {
       const QaExample ex = source.build ? arrange_documents(raw, s.documents, s.gold_position) : raw;
       if (!source.build) check_layout(ex, s);
       const std::string prompt = apply_chat_template(
-          s.chat_template, buzz ? buzz_qa_prompt(ex.question, ex.documents) : qa_prompt(tmpl, ex.question, ex.documents));
-      std::vector<int64_t> ids = encode_prompt(ctx, prompt);
+          s.chat_template, buzz ? buzz_qa_prompt(ex.question, ex.documents) : qa_prompt(tmpl, ex.question, ex.documents),
+          *ctx.tokenizer);
+      std::vector<int64_t> ids = encode_prompt(ctx, prompt, !template_carries_special_tokens(s.chat_template));
       bool truncated = false;
       if (s.truncation != "none" && static_cast<int64_t>(ids.size()) > s.max_prompt_length) {
         if (s.truncation == "skip") {

@@ -4,6 +4,7 @@
 #include "datasets/data_root.hpp"
 #include "metrics/rouge_pltrdy.hpp"
 #include "metrics/rouge_score.hpp"
+#include "tasks/chat_template.hpp"
 #include "tasks/engines/generation_engine.hpp"
 #include "tasks/prompt_truncation.hpp"
 #include "tasks/summarization.hpp"
@@ -72,6 +73,8 @@ class SummarizationTask : public Task {
                         {"max_length", "model context"}, {"truncation", "helm | middle | left | none"},
                         {"rouge", "google | pltrdy (default by style)"}, {"stemmer", true},
                         {"temperature", 0.0}, {"top_p", 1.0}, {"data_file", spec_.default_file}, {"record_prompts", false},
+                        {"chat_template", "none (reference); model = the model's own chat_template around the truncated "
+                                          "prompt, see docs/chat-templates.md"},
                         {"h2o_stop_quirk", "false; true cuts text[:text.find('###')] as H2O's run_summarization.py, "
                                            "which drops the last character when '###' is absent"}}}};
     if (!resolved_.is_null()) s["resolved"] = resolved_;  // what the last run used
@@ -99,6 +102,8 @@ class SummarizationTask : public Task {
     if (rouge != "google" && rouge != "pltrdy") throw std::invalid_argument(spec_.name + ": task_params.rouge must be google or pltrdy");
     const bool stemmer = ctx.param<bool>("stemmer", true);
     const bool quirk = ctx.param<bool>("h2o_stop_quirk", false);
+    const std::string chat = ctx.param<std::string>("chat_template", "none");
+    apply_chat_template(chat, "", *ctx.tokenizer);  // validates the name (and that the model has its own template)
 
     DecodingSettings decoding;
     decoding.max_new_tokens = ctx.param<int64_t>("max_new_tokens", helm ? spec_.helm_max_tokens : 1000);
@@ -106,7 +111,10 @@ class SummarizationTask : public Task {
     decoding.top_p = ctx.param<double>("top_p", 1.0);
     if (helm && !quirk) decoding.stop_strings = {"###"};
     const int64_t max_length = ctx.param<int64_t>("max_length", ctx.max_context());
-    const int64_t prompt_budget = max_length - decoding.max_new_tokens;
+    // A chat template's own tokens come on top of the truncated prompt (LongBench's rule).
+    const int64_t template_tokens =
+        chat == "none" ? 0 : static_cast<int64_t>(ctx.tokenizer->encode(apply_chat_template(chat, "", *ctx.tokenizer), false).size());
+    const int64_t prompt_budget = max_length - decoding.max_new_tokens - template_tokens;
     if (truncation != "none" && prompt_budget < 2)
       throw std::invalid_argument(spec_.name + ": max_length " + std::to_string(max_length) + " leaves no room for a prompt after " +
                                   std::to_string(decoding.max_new_tokens) + " new tokens");
@@ -145,7 +153,8 @@ class SummarizationTask : public Task {
         prompt = t.text;
         truncated = t.truncated;
       }
-      const std::vector<int64_t> ids = encode_prompt(ctx, prompt);
+      prompt = apply_chat_template(chat, prompt, *ctx.tokenizer);  // around the truncated prompt, as LongBench
+      const std::vector<int64_t> ids = encode_prompt(ctx, prompt, !template_carries_special_tokens(chat));
       Completion c = complete(ctx, ids, decoding);
       std::string prediction = c.text;
       if (helm && quirk) prediction = prediction.substr(0, prediction.find("###") == std::string::npos

@@ -15,7 +15,11 @@ nlohmann::json DecodingSettings::to_json() const {
 }
 
 std::vector<int64_t> encode_prompt(const TaskContext& ctx, const std::string& text) {
-  std::vector<int> ids = ctx.tokenizer->encode(text, /*add_bos=*/true);
+  return encode_prompt(ctx, text, true);
+}
+
+std::vector<int64_t> encode_prompt(const TaskContext& ctx, const std::string& text, bool add_special_tokens) {
+  std::vector<int> ids = ctx.tokenizer->encode(text, add_special_tokens);
   return {ids.begin(), ids.end()};
 }
 

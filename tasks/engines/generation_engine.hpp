@@ -36,5 +36,7 @@ Completion complete_after_context(const TaskContext& ctx, const std::vector<int6
 
 // Tokenises with BOS.
 std::vector<int64_t> encode_prompt(const TaskContext& ctx, const std::string& text);
+// add_special_tokens=false for text that already holds them (a model's own chat template).
+std::vector<int64_t> encode_prompt(const TaskContext& ctx, const std::string& text, bool add_special_tokens);
 
 }  // namespace kvbench::tasks

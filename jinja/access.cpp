@@ -1,0 +1,490 @@
+// Attribute and item access, slicing, iteration and the Python methods of str, dict and list
+// that the sandbox allows.
+#include <algorithm>
+#include <set>
+
+#include "jinja/builtins.hpp"
+#include "jinja/utf8.hpp"
+
+namespace kvbench::jinja {
+namespace {
+
+// Jinja2's object_type_repr: "dict object", "None".
+std::string object_type(const Value& v) { return v.is_none() ? "None" : v.type_name() + " object"; }
+
+Value no_attribute(const Value& object, const std::string& name) {
+  return Value::undefined("'" + object_type(object) + "' has no attribute '" + name + "'");
+}
+
+Value unsafe(const Value& object, const std::string& name) {
+  return Value::undefined("access to attribute '" + name + "' of '" + object.type_name() + "' object is unsafe.");
+}
+
+const std::string& string_arg(const Value& v, const std::string& what) {
+  if (!v.is_string()) throw OperationError(what + " must be str, not " + v.type_name());
+  return v.as_string();
+}
+
+// Python str.split / rsplit.
+List split(const std::string& s, const Value& sep, int64_t maxsplit, bool from_right) {
+  List out;
+  if (sep.is_none() || sep.is_undefined()) {
+    auto cps = utf8::decode(s);
+    std::vector<std::pair<size_t, size_t>> words;  // [begin, end) in code points
+    size_t i = 0;
+    while (i < cps.size()) {
+      while (i < cps.size() && utf8::is_space(cps[i])) ++i;
+      if (i == cps.size()) break;
+      size_t j = i;
+      while (j < cps.size() && !utf8::is_space(cps[j])) ++j;
+      words.emplace_back(i, j);
+      i = j;
+    }
+    if (maxsplit < 0 || static_cast<size_t>(maxsplit) >= words.size()) {
+      for (auto [b, e] : words) out.emplace_back(utf8::encode({cps.begin() + b, cps.begin() + e}));
+      return out;
+    }
+    if (!from_right) {
+      // Python keeps the remainder as it is, trailing whitespace included.
+      for (int64_t k = 0; k < maxsplit; ++k) out.emplace_back(utf8::encode({cps.begin() + words[k].first, cps.begin() + words[k].second}));
+      out.emplace_back(utf8::encode({cps.begin() + words[maxsplit].first, cps.end()}));
+    } else {
+      const size_t first = words.size() - static_cast<size_t>(maxsplit);
+      out.emplace_back(utf8::encode({cps.begin(), cps.begin() + words[first - 1].second}));
+      for (size_t k = first; k < words.size(); ++k) out.emplace_back(utf8::encode({cps.begin() + words[k].first, cps.begin() + words[k].second}));
+    }
+    return out;
+  }
+  const std::string& d = string_arg(sep, "separator");
+  if (d.empty()) throw OperationError("empty separator");
+  std::vector<std::string> parts;
+  if (!from_right) {
+    size_t start = 0;
+    int64_t n = 0;
+    for (size_t at = s.find(d); at != std::string::npos && (maxsplit < 0 || n < maxsplit); at = s.find(d, start), ++n) {
+      parts.push_back(s.substr(start, at - start));
+      start = at + d.size();
+    }
+    parts.push_back(s.substr(start));
+  } else {
+    size_t end = s.size();
+    int64_t n = 0;
+    while (maxsplit < 0 || n < maxsplit) {
+      if (end < d.size()) break;
+      const size_t at = s.rfind(d, end - d.size());
+      if (at == std::string::npos) break;
+      parts.push_back(s.substr(at + d.size(), end - at - d.size()));
+      end = at;
+      ++n;
+    }
+    parts.push_back(s.substr(0, end));
+    std::reverse(parts.begin(), parts.end());
+  }
+  for (auto& p : parts) out.emplace_back(std::move(p));
+  return out;
+}
+
+std::string replace(const std::string& s, const std::string& old, const std::string& with, int64_t count) {
+  std::string out;
+  if (old.empty()) {  // Python inserts `with` around every character
+    auto cps = utf8::decode(s);
+    int64_t n = 0;
+    for (size_t i = 0; i <= cps.size(); ++i) {
+      if (count < 0 || n < count) {
+        out += with;
+        ++n;
+      }
+      if (i < cps.size()) utf8::append(out, cps[i]);
+    }
+    return out;
+  }
+  size_t start = 0;
+  int64_t n = 0;
+  for (size_t at = s.find(old); at != std::string::npos && (count < 0 || n < count); at = s.find(old, start), ++n) {
+    out += s.substr(start, at - start) + with;
+    start = at + old.size();
+  }
+  return out + s.substr(start);
+}
+
+char32_t ascii_upper(char32_t c) { return c >= 'a' && c <= 'z' ? c - 32 : c; }
+char32_t ascii_lower(char32_t c) { return c >= 'A' && c <= 'Z' ? c + 32 : c; }
+bool ascii_alpha(char32_t c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+std::string map_chars(const std::string& s, char32_t (*f)(char32_t)) {
+  auto cps = utf8::decode(s);
+  for (auto& c : cps) c = f(c);
+  return utf8::encode(cps);
+}
+
+// Python str.title() (ASCII letters are the cased characters).
+std::string title_words(const std::string& s) {
+  auto cps = utf8::decode(s);
+  bool previous_cased = false;
+  for (auto& c : cps) {
+    if (ascii_alpha(c)) {
+      c = previous_cased ? ascii_lower(c) : ascii_upper(c);
+      previous_cased = true;
+    } else {
+      previous_cased = false;
+    }
+  }
+  return utf8::encode(cps);
+}
+
+std::string capitalize(const std::string& s) {
+  auto cps = utf8::decode(s);
+  for (size_t i = 0; i < cps.size(); ++i) cps[i] = i == 0 ? ascii_upper(cps[i]) : ascii_lower(cps[i]);
+  return utf8::encode(cps);
+}
+
+int64_t code_point_index(const std::string& s, size_t byte_offset) {
+  return static_cast<int64_t>(utf8::length(s.substr(0, byte_offset)));
+}
+
+bool affix_matches(const std::string& s, const Value& affix, bool prefix) {
+  auto one = [&](const Value& a) {
+    const std::string& x = string_arg(a, prefix ? "startswith first arg" : "endswith first arg");
+    if (x.size() > s.size()) return false;
+    return prefix ? s.compare(0, x.size(), x) == 0 : s.compare(s.size() - x.size(), x.size(), x) == 0;
+  };
+  if (affix.is_list()) {
+    for (const auto& a : affix.as_list())
+      if (one(a)) return true;
+    return false;
+  }
+  return one(affix);
+}
+
+// Python str.format with {} / {0} / {name} fields (no format specs or conversions).
+std::string python_format(const std::string& fmt, Arguments& args) {
+  std::string out;
+  size_t auto_index = 0;
+  for (size_t i = 0; i < fmt.size(); ++i) {
+    const char c = fmt[i];
+    if (c == '{' && i + 1 < fmt.size() && fmt[i + 1] == '{') {
+      out += '{';
+      ++i;
+    } else if (c == '}' && i + 1 < fmt.size() && fmt[i + 1] == '}') {
+      out += '}';
+      ++i;
+    } else if (c == '{') {
+      const size_t close = fmt.find('}', i);
+      if (close == std::string::npos) throw OperationError("Single '{' encountered in format string");
+      const std::string field = fmt.substr(i + 1, close - i - 1);
+      if (field.find_first_of(":!.[") != std::string::npos)
+        throw OperationError("str.format field '" + field + "' uses a format spec or conversion (not supported)");
+      const Value* v = nullptr;
+      if (field.empty() || std::all_of(field.begin(), field.end(), ::isdigit)) {
+        if (field.size() > 9) throw OperationError("Replacement index " + field + " out of range");
+        const size_t index = field.empty() ? auto_index++ : std::stoul(field);
+        if (index >= args.positional.size()) throw OperationError("Replacement index " + std::to_string(index) + " out of range");
+        v = &args.positional[index];
+      } else {
+        for (const auto& [k, val] : args.keywords)
+          if (k == field) v = &val;
+        if (!v) throw OperationError("KeyError: '" + field + "'");
+      }
+      out += v->str();
+      i = close;
+    } else if (c == '}') {
+      throw OperationError("Single '}' encountered in format string");
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+Value string_method(const Value& self, const std::string& name) {
+  static const std::set<std::string> kMethods = {
+      "strip", "lstrip", "rstrip", "split", "rsplit", "startswith", "endswith", "upper", "lower", "title",
+      "capitalize", "replace", "find", "rfind", "index", "rindex", "count", "join", "isdigit", "isalpha",
+      "isalnum", "isspace", "islower", "isupper", "splitlines", "format", "removeprefix", "removesuffix"};
+  if (!kMethods.count(name)) return no_attribute(self, name);
+  return Value::function("str." + name, [self, name](Arguments& args) -> Value {
+    const std::string& s = self.as_string();
+    const std::string fn = "str." + name;
+    if (name == "strip" || name == "lstrip" || name == "rstrip") {
+      ArgumentReader r(args, fn, {"chars"});
+      return Value(python_strip(s, r.get_or(0, Value::none()), name != "rstrip", name != "lstrip"));
+    }
+    if (name == "split" || name == "rsplit") {
+      ArgumentReader r(args, fn, {"sep", "maxsplit"});
+      return Value(split(s, r.get_or(0, Value::none()), r.get_or(1, Value(-1)).as_int(), name == "rsplit"));
+    }
+    if (name == "startswith" || name == "endswith") {
+      ArgumentReader r(args, fn, {"prefix"});
+      return Value(affix_matches(s, r.get(0), name == "startswith"));
+    }
+    if (name == "upper") return Value(map_chars(s, ascii_upper));
+    if (name == "lower") return Value(map_chars(s, ascii_lower));
+    if (name == "title") return Value(title_words(s));
+    if (name == "capitalize") return Value(capitalize(s));
+    if (name == "replace") {
+      ArgumentReader r(args, fn, {"old", "new", "count"});
+      return Value(replace(s, string_arg(r.get(0), "replace() argument 1"), string_arg(r.get(1), "replace() argument 2"),
+                           r.get_or(2, Value(-1)).as_int()));
+    }
+    if (name == "find" || name == "rfind" || name == "index" || name == "rindex") {
+      ArgumentReader r(args, fn, {"sub"});
+      const std::string& sub = string_arg(r.get(0), name + "() argument");
+      const size_t at = name[0] == 'r' || name == "rindex" ? s.rfind(sub) : s.find(sub);
+      if (at == std::string::npos) {
+        if (name == "index" || name == "rindex") throw OperationError("substring not found");
+        return Value(-1);
+      }
+      return Value(code_point_index(s, at));
+    }
+    if (name == "count") {
+      ArgumentReader r(args, fn, {"sub"});
+      const std::string& sub = string_arg(r.get(0), "count() argument");
+      if (sub.empty()) return Value(static_cast<int64_t>(utf8::length(s) + 1));
+      int64_t n = 0;
+      for (size_t at = s.find(sub); at != std::string::npos; at = s.find(sub, at + sub.size())) ++n;
+      return Value(n);
+    }
+    if (name == "join") {
+      ArgumentReader r(args, fn, {"iterable"});
+      std::string out;
+      bool first = true;
+      for (const auto& item : iterate(r.get(0))) {
+        if (!item.is_string()) throw OperationError("sequence item: expected str instance, " + item.type_name() + " found");
+        out += (first ? "" : s) + item.as_string();
+        first = false;
+      }
+      return Value(out);
+    }
+    if (name == "removeprefix" || name == "removesuffix") {
+      ArgumentReader r(args, fn, {"affix"});
+      const std::string& a = string_arg(r.get(0), name + "() argument");
+      if (name == "removeprefix") return Value(s.compare(0, a.size(), a) == 0 ? s.substr(a.size()) : s);
+      return Value(a.size() <= s.size() && s.compare(s.size() - a.size(), a.size(), a) == 0 ? s.substr(0, s.size() - a.size()) : s);
+    }
+    if (name == "splitlines") {
+      List out;
+      size_t start = 0;
+      for (size_t i = 0; i < s.size(); ++i) {
+        if (s[i] == '\n' || s[i] == '\r') {
+          out.emplace_back(s.substr(start, i - start));
+          if (s[i] == '\r' && i + 1 < s.size() && s[i + 1] == '\n') ++i;
+          start = i + 1;
+        }
+      }
+      if (start < s.size()) out.emplace_back(s.substr(start));
+      return Value(out);
+    }
+    if (name == "format") return Value(python_format(s, args));
+    const auto cps = utf8::decode(s);
+    auto all = [&](auto pred) { return !cps.empty() && std::all_of(cps.begin(), cps.end(), pred); };
+    if (name == "isdigit") return Value(all([](char32_t c) { return c >= '0' && c <= '9'; }));
+    if (name == "isalpha") return Value(all([](char32_t c) { return ascii_alpha(c); }));
+    if (name == "isalnum") return Value(all([](char32_t c) { return ascii_alpha(c) || (c >= '0' && c <= '9'); }));
+    if (name == "isspace") return Value(all([](char32_t c) { return utf8::is_space(c); }));
+    bool has_cased = false, has_lower = false, has_upper = false;
+    for (char32_t c : cps) {
+      has_cased |= ascii_alpha(c);
+      has_lower |= c >= 'a' && c <= 'z';
+      has_upper |= c >= 'A' && c <= 'Z';
+    }
+    if (name == "islower") return Value(has_cased && !has_upper);
+    return Value(has_cased && !has_lower);  // isupper
+  });
+}
+
+Value dict_method(const Value& self, const std::string& name) {
+  static const std::set<std::string> kUnsafe = {"update", "pop", "popitem", "setdefault", "clear", "fromkeys"};
+  if (kUnsafe.count(name)) return unsafe(self, name);
+  if (name != "items" && name != "keys" && name != "values" && name != "get" && name != "copy") return Value();
+  return Value::function("dict." + name, [self, name](Arguments& args) -> Value {
+    const Dict& d = self.as_dict();
+    if (name == "get") {
+      ArgumentReader r(args, "dict.get", {"key", "default"});
+      const Value* v = d.find(r.get(0));
+      return v ? *v : r.get_or(1, Value::none());
+    }
+    if (name == "copy") return Value(Dict(d));
+    List out;
+    for (const auto& [k, v] : d.items) {
+      if (name == "items")
+        out.push_back(Value::tuple(List{k, v}));
+      else
+        out.push_back(name == "keys" ? k : v);
+    }
+    return Value(out);
+  });
+}
+
+Value list_method(const Value& self, const std::string& name) {
+  static const std::set<std::string> kUnsafe = {"append", "extend", "insert", "pop", "remove", "reverse", "sort", "clear"};
+  if (kUnsafe.count(name)) return unsafe(self, name);
+  if (name != "index" && name != "count" && name != "copy") return no_attribute(self, name);
+  return Value::function("list." + name, [self, name](Arguments& args) -> Value {
+    const List& l = self.as_list();
+    if (name == "copy") return Value(List(l));
+    ArgumentReader r(args, "list." + name, {"value"});
+    int64_t count = 0;
+    for (size_t i = 0; i < l.size(); ++i) {
+      if (!equals(l[i], r.get(0))) continue;
+      if (name == "index") return Value(static_cast<int64_t>(i));
+      ++count;
+    }
+    if (name == "index") throw OperationError(r.get(0).repr() + " is not in list");
+    return Value(count);
+  });
+}
+
+}  // namespace
+
+std::string python_strip(const std::string& s, const Value& chars, bool left, bool right) {
+  auto cps = utf8::decode(s);
+  std::vector<char32_t> set;
+  const bool whitespace = chars.is_none() || chars.is_undefined();
+  if (!whitespace) set = utf8::decode(string_arg(chars, "strip arg"));
+  auto strip_it = [&](char32_t c) {
+    return whitespace ? utf8::is_space(c) : std::find(set.begin(), set.end(), c) != set.end();
+  };
+  size_t b = 0, e = cps.size();
+  if (left)
+    while (b < e && strip_it(cps[b])) ++b;
+  if (right)
+    while (e > b && strip_it(cps[e - 1])) --e;
+  return utf8::encode({cps.begin() + static_cast<long>(b), cps.begin() + static_cast<long>(e)});
+}
+
+List iterate(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::kUndefined: return {};
+    case Value::Kind::kList: return v.as_list();
+    case Value::Kind::kDict: {
+      List keys;
+      for (const auto& kv : v.as_dict().items) keys.push_back(kv.first);
+      return keys;
+    }
+    case Value::Kind::kString: {
+      List chars;
+      for (char32_t c : utf8::decode(v.as_string())) {
+        std::string s;
+        utf8::append(s, c);
+        chars.emplace_back(std::move(s));
+      }
+      return chars;
+    }
+    default: throw OperationError("'" + v.type_name() + "' object is not iterable");
+  }
+}
+
+int64_t python_len(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::kUndefined: return 0;
+    case Value::Kind::kString: return static_cast<int64_t>(utf8::decode(v.as_string()).size());
+    case Value::Kind::kList: return static_cast<int64_t>(v.as_list().size());
+    case Value::Kind::kDict: return static_cast<int64_t>(v.as_dict().items.size());
+    default: throw OperationError("object of type '" + v.type_name() + "' has no len()");
+  }
+}
+
+Value get_attribute(const Value& object, const std::string& name) {
+  switch (object.kind()) {
+    case Value::Kind::kUndefined: object.fail_undefined();
+    case Value::Kind::kString: return string_method(object, name);
+    case Value::Kind::kDict: {
+      Value method = dict_method(object, name);
+      if (!method.is_undefined() || !method.undefined_hint().empty()) return method;
+      if (const Value* v = object.as_dict().find(Value(name))) return *v;
+      return no_attribute(object, name);
+    }
+    case Value::Kind::kList: return list_method(object, name);
+    case Value::Kind::kObject: {
+      auto& attrs = object.as_object().attributes;
+      auto it = attrs.find(name);
+      if (it != attrs.end()) return it->second;
+      return no_attribute(object, name);
+    }
+    default: return no_attribute(object, name);
+  }
+}
+
+Value get_item(const Value& object, const Value& key) {
+  if (object.is_undefined()) object.fail_undefined();
+  if (key.is_undefined() && !object.is_dict()) key.fail_undefined();
+  if (object.is_dict()) {
+    if (const Value* v = object.as_dict().find(key)) return *v;
+  } else if ((object.is_list() || object.is_string()) && (key.is_int() || key.is_bool())) {
+    const bool is_list = object.is_list();
+    std::vector<char32_t> cps;
+    if (!is_list) cps = utf8::decode(object.as_string());
+    const int64_t n = is_list ? static_cast<int64_t>(object.as_list().size()) : static_cast<int64_t>(cps.size());
+    int64_t i = key.as_int();
+    if (i < 0) i += n;
+    if (i >= 0 && i < n) {
+      if (is_list) return object.as_list()[static_cast<size_t>(i)];
+      std::string c;
+      utf8::append(c, cps[static_cast<size_t>(i)]);
+      return Value(c);
+    }
+  }
+  if (key.is_string()) return get_attribute(object, key.as_string());
+  return Value::undefined(object_type(object) + " has no element " + key.repr());
+}
+
+Value get_slice(const Value& object, const Value* start, const Value* stop, const Value* step) {
+  if (object.is_undefined()) object.fail_undefined();
+  auto bound = [](const Value* v, const char* what) -> const Value* {
+    if (!v || v->is_none()) return nullptr;
+    if (v->is_undefined()) v->fail_undefined();
+    if (!v->is_int() && !v->is_bool())
+      throw OperationError(std::string("slice ") + what + " must be an integer or None, not " + v->type_name());
+    return v;
+  };
+  start = bound(start, "indices");
+  stop = bound(stop, "indices");
+  step = bound(step, "indices");
+  const int64_t s = step ? step->as_int() : 1;
+  if (s == 0) throw OperationError("slice step cannot be zero");
+  std::vector<char32_t> cps;
+  const bool is_list = object.is_list();
+  if (!is_list && !object.is_string()) throw OperationError("'" + object.type_name() + "' object is not subscriptable");
+  if (!is_list) cps = utf8::decode(object.as_string());
+  const int64_t n = is_list ? static_cast<int64_t>(object.as_list().size()) : static_cast<int64_t>(cps.size());
+  auto clamp = [&](const Value* v, int64_t fallback) {
+    if (!v) return fallback;
+    int64_t i = v->as_int();
+    if (i < 0) {
+      i += n;
+      if (i < 0) i = s < 0 ? -1 : 0;
+    } else if (i >= n) {
+      i = s < 0 ? n - 1 : n;
+    }
+    return i;
+  };
+  const int64_t b = clamp(start, s < 0 ? n - 1 : 0), e = clamp(stop, s < 0 ? -1 : n);
+  List items;
+  std::string text;
+  for (int64_t i = b; s > 0 ? i < e : i > e; i += s) {
+    if (is_list)
+      items.push_back(object.as_list()[static_cast<size_t>(i)]);
+    else
+      utf8::append(text, cps[static_cast<size_t>(i)]);
+  }
+  return is_list ? Value(items) : Value(text);
+}
+
+bool contains(const Value& container, const Value& item) {
+  switch (container.kind()) {
+    case Value::Kind::kUndefined: return false;
+    case Value::Kind::kString:
+      if (item.is_undefined()) item.fail_undefined();
+      if (!item.is_string())
+        throw OperationError("'in <string>' requires string as left operand, not " + item.type_name());
+      return container.as_string().find(item.as_string()) != std::string::npos;
+    case Value::Kind::kList:
+      for (const auto& v : container.as_list())
+        if (equals(v, item)) return true;
+      return false;
+    case Value::Kind::kDict: return container.as_dict().find(item) != nullptr;
+    default: throw OperationError("argument of type '" + container.type_name() + "' is not iterable");
+  }
+}
+
+}  // namespace kvbench::jinja

@@ -1,0 +1,94 @@
+// task_params.chat_template "model": the model's own template from tokenizer_config.json beside
+// its tokenizer, rendered with [{"role": "user", "content": prompt}] and add_generation_prompt,
+// then encoded WITHOUT adding BOS again (kvpress). Here stories260K in a folder with the real
+// Llama-2-chat template; the Llama-3 / Qwen3 runs with tokenizer.json are in
+// tests/cli/model_chat_template_e2e_test.cpp.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "models/model_loader.hpp"
+#include "models/tokenizer.hpp"
+#include "task_fixtures.hpp"
+#include "tasks/chat_template.hpp"
+#include "tasks/run_task.hpp"
+
+namespace kvbench::tasks {
+namespace {
+namespace fs = std::filesystem;
+using namespace testing;
+
+const std::string kStories = std::string(KVBENCH_SHARED_DIR) + "/models/stories260K/";
+
+// stories260K with tok512 and, unless `chat_template` is empty, a tokenizer_config.json.
+std::string model_dir(const ScratchDir& dir, const std::string& chat_template) {
+  fs::copy_file(kStories + "stories260K.bin", dir.path() + "/stories260K.bin", fs::copy_options::overwrite_existing);
+  fs::copy_file(kStories + "tok512.model", dir.path() + "/tok512.model", fs::copy_options::overwrite_existing);
+  nlohmann::json config = {{"bos_token", "<s>"}, {"eos_token", "</s>"}};
+  if (!chat_template.empty()) config["chat_template"] = chat_template;
+  dir.write("tokenizer_config.json", config.dump());
+  return dir.path();
+}
+
+std::string llama2_chat_template() { return read_file(fixture("chat_templates/templates/meta-llama-Llama-2-7b-chat-hf.jinja")); }
+
+std::string strip(const std::string& s) {
+  const char* ws = " \t\n\r\f\v";
+  const size_t b = s.find_first_not_of(ws);
+  return b == std::string::npos ? "" : s.substr(b, s.find_last_not_of(ws) - b + 1);
+}
+
+TEST(ModelChatTemplate, LongBenchWrapsThePromptInTheModelsTemplateWithoutASecondBos) {
+  ScratchDir dir("model_chat_lb");
+  const std::string model = model_dir(dir, llama2_chat_template());
+  nlohmann::json r = run_task({{"task", "longbench/passage_count"}, {"model", model}, {"limit", 1},
+                               {"task_params", {{"data_file", fixture("longbench/passage_count.jsonl")},
+                                                {"max_length", 4096}, {"max_new_tokens", 2}, {"record_prompts", true},
+                                                {"chat_template", "model"}}}});
+  const std::string prompt = r["examples"][0]["prompt"];
+  // Llama-2-chat: bos_token + '[INST] ' + content.strip() + ' [/INST]'.
+  EXPECT_EQ(prompt, "<s>[INST] " + strip(golden("longbench_passage_count_0.txt")) + " [/INST]");
+  const models::Tokenizer tok(model + "/tok512.model");
+  EXPECT_EQ(r["examples"][0]["prompt_tokens"].get<size_t>(), tok.encode(prompt, false).size());
+  EXPECT_EQ(tok.encode(prompt, true).size(), tok.encode(prompt, false).size() + 1);  // would have been one more
+  EXPECT_EQ(r["settings"]["resolved"]["chat_template"], "model");
+}
+
+TEST(ModelChatTemplate, MultidocQaAndSummarizationAcceptModel) {
+  ScratchDir dir("model_chat_tasks");
+  const std::string model = model_dir(dir, llama2_chat_template());
+  nlohmann::json qa = run_task({{"task", "multidoc_qa"}, {"model", model}, {"limit", 1},
+                                {"task_params", {{"truncation", "middle"}, {"max_new_tokens", 2}, {"record_prompts", true},
+                                                 {"chat_template", "model"}}}});
+  const std::string p = qa["examples"][0]["prompt"];
+  EXPECT_EQ(p.rfind("<s>[INST] Write a high-quality answer", 0), 0u) << p.substr(0, 80);
+  EXPECT_EQ(p.substr(p.size() - 8), " [/INST]");
+  nlohmann::json xsum = run_task({{"task", "xsum"}, {"model", model}, {"limit", 1},
+                                  {"task_params", {{"max_new_tokens", 2}, {"record_prompts", true}, {"chat_template", "model"}}}});
+  const std::string s = xsum["examples"][0]["prompt"];
+  EXPECT_EQ(s.rfind("<s>[INST] ", 0), 0u) << s.substr(0, 80);
+  const models::Tokenizer tok(model + "/tok512.model");
+  EXPECT_EQ(xsum["examples"][0]["prompt_tokens"].get<size_t>(), tok.encode(s, false).size());
+}
+
+TEST(ModelChatTemplate, AModelWithoutATemplateIsAClearError) {
+  ScratchDir no_template("model_chat_none");
+  const std::string without = model_dir(no_template, "");
+  const std::string e = error_of([&] {
+    run_task({{"task", "longbench/passage_count"}, {"model", without}, {"limit", 1},
+              {"task_params", {{"data_file", fixture("longbench/passage_count.jsonl")}, {"chat_template", "model"}}}});
+  });
+  EXPECT_NE(e.find("tokenizer_config.json: chat_template: the model has no chat template"), std::string::npos) << e;
+  // stories260K itself has no tokenizer_config.json at all.
+  const std::string none = error_of([&] {
+    run_task({{"task", "longbench/passage_count"}, {"limit", 1},
+              {"task_params", {{"data_file", fixture("longbench/passage_count.jsonl")}, {"chat_template", "model"}}}});
+  });
+  EXPECT_NE(none.find("chat_template \"model\": no tokenizer_config.json"), std::string::npos) << none;
+  EXPECT_THROW(apply_chat_template("model", "x"), std::invalid_argument);  // needs the tokenizer
+  EXPECT_TRUE(template_carries_special_tokens("model"));
+  EXPECT_FALSE(template_carries_special_tokens("llama3"));
+}
+
+}  // namespace
+}  // namespace kvbench::tasks
