@@ -34,7 +34,8 @@ TEST(MmluPrompt, HendrycksFiveShotMatchesGolden) {
 
 TEST(MmluPrompt, CascadeFormatMatchesGolden) {
   nlohmann::json r = run_task({{"task", "mmlu/abstract_algebra"}, {"limit", 1},
-                               {"task_params", {{"style", "cascade"}, {"shots", 2}, {"shots_from", "dev"}, {"record_prompts", true}}}});
+                               {"task_params", {{"style", "cascade"}, {"cascade_format", "submission"}, {"shots", 2}, {"shots_from", "dev"},
+                                                {"record_prompts", true}}}});
   EXPECT_EQ(r["examples"][0]["prompt"].get<std::string>(), golden("mmlu_abstract_algebra_test0_cascade_2shot.txt"));
   // The paper's 20 shots need the validation split, which is not staged: a clear error.
   EXPECT_NE(error_of([] { run_task({{"task", "mmlu/abstract_algebra"}, {"limit", 1}, {"task_params", {{"style", "cascade"}}}}); })

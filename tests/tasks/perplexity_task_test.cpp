@@ -85,7 +85,7 @@ TEST(WikitextRows, AreTheLinesOfTheRawFile) {
 // BUZZ eval_long_ppl.py, written out as its loop: every row from its own BOS, one cache across
 // rows, token idx fed to predict idx + 1 for idx < seq_len - 1.
 TEST(WikitextRows, BuzzTable3CarriesTheCacheAcrossRowsAndNeverFeedsALastToken) {
-  const int rows = 8;
+  const int rows = 8;  // rows 0 and 2 are empty: they feed nothing
   nlohmann::json r = run_task({{"task", "wikitext"}, {"policy", "full"}, {"budget", "full"}, {"protocol", "stream"},
                                {"task_params", {{"preset", "buzz_table3"}, {"rows", rows}, {"curve", true}}}});
   models::LoadedModel loaded = models::load_model("stories260K");
