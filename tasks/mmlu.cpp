@@ -112,6 +112,23 @@ std::string cascade_block(const datasets::MmluQuestion& q, size_t number, const 
   return p;
 }
 
+std::string cascade_current_block(const datasets::MmluQuestion& q, size_t number, const std::string& subject, bool target) {
+  std::string p = target ? "I want you to answer the following multiple choice question about " + subject + ".\n\n" : "";
+  p += std::to_string(number) + ". " + q.question + "\n\n";
+  for (int j = 0; j < 4; ++j) p += std::string(kLetters[j]) + ". " + q.choices[j] + (j < 3 ? "\n" : "\n\nAnswer:");
+  if (!target) p += kLetters[q.answer];
+  return p;
+}
+
+std::string cascade_current_prompt(const std::string& subject, const std::vector<datasets::MmluQuestion>& shots, size_t k,
+                                   const datasets::MmluQuestion& question) {
+  const size_t n = std::min(k, shots.size());
+  std::string joined;
+  for (size_t i = 0; i < n; ++i) joined += (i ? "\n\n" : "") + cascade_current_block(shots[i], i + 1, subject, false);
+  return "The following are multiple choice questions (with answers) about " + subject + ":\n\n" + joined + "\n\n" +
+         cascade_current_block(question, n + 1, subject, true);
+}
+
 std::string cascade_prompt(const std::string& subject, const std::vector<datasets::MmluQuestion>& shots, size_t k,
                            const datasets::MmluQuestion& question) {
   std::string p;

@@ -23,10 +23,13 @@ std::string split_file(const TaskContext& ctx, const std::string& split, const s
 }
 
 struct MmluOptions {
-  std::string style;       // hendrycks | cascade
+  std::string style;           // hendrycks | cascade
+  std::string cascade_format;  // current | submission
   int64_t shots = 5;
   std::string shots_from;  // dev | dev+val
-  bool fit = true;         // drop shots from the end until the prompt fits max_length
+  // shots: drop shots from the end until the prompt fits max_length (hendrycks); left: BOS + the
+  // last max_length - 1 tokens (Cascade: HF truncation_side='left'); none.
+  std::string truncation;
   int64_t max_length = 0;
 };
 
@@ -41,7 +44,15 @@ MmluOptions options_of(const TaskContext& ctx) {
   o.shots_from = ctx.param<std::string>("shots_from", cascade || o.shots > 5 ? "dev+val" : "dev");
   if (o.shots_from != "dev" && o.shots_from != "dev+val")
     throw std::invalid_argument("mmlu: task_params.shots_from must be dev or dev+val, got '" + o.shots_from + "'");
-  o.fit = ctx.param<bool>("fit_context", !cascade);
+  o.cascade_format = ctx.param<std::string>("cascade_format", "current");
+  if (o.cascade_format != "current" && o.cascade_format != "submission")
+    throw std::invalid_argument("mmlu: task_params.cascade_format must be current or submission, got '" + o.cascade_format + "'");
+  // Cascade cuts at max_position_embeddings from the left; its current code skips the cut for the
+  // streaming ("sink") method, i.e. every policy but the full cache.
+  const std::string cascade_cut = o.cascade_format == "submission" || ctx.policy_name == "full" ? "left" : "none";
+  o.truncation = ctx.param<std::string>("truncation", cascade ? cascade_cut : "shots");
+  if (o.truncation != "shots" && o.truncation != "left" && o.truncation != "none")
+    throw std::invalid_argument("mmlu: task_params.truncation must be shots, left or none, got '" + o.truncation + "'");
   o.max_length = ctx.param<int64_t>("max_length", ctx.model ? ctx.max_context() : 0);
   return o;
 }
@@ -136,12 +147,22 @@ SubjectResult run_subject(const TaskContext& ctx, const MmluOptions& o, const st
     const auto& q = test[i];
     size_t k = pool.size();
     auto build = [&](size_t shots) {
-      return o.style == "cascade" ? mmlu::cascade_prompt(subject, pool, shots, q) : mmlu::hendrycks_prompt(subject, pool, shots, q);
+      if (o.style == "hendrycks") return mmlu::hendrycks_prompt(subject, pool, shots, q);
+      return o.cascade_format == "current" ? mmlu::cascade_current_prompt(subject, pool, shots, q)
+                                           : mmlu::cascade_prompt(subject, pool, shots, q);
     };
     std::string prompt = build(k);
     std::vector<int64_t> ids = encode(ctx, prompt);
     bool cut = false;
-    if (o.fit) {
+    if (o.truncation == "left" && static_cast<int64_t>(ids.size()) > o.max_length) {
+      // tokenizer(..., truncation=True, max_length=L) with truncation_side='left': BOS + the last
+      // L - 1 tokens; the answer is read at the last position, so L tokens are fed.
+      std::vector<int64_t> kept = {ids.front()};
+      kept.insert(kept.end(), ids.end() - (o.max_length - 1), ids.end());
+      ids = std::move(kept);
+      cut = true;
+    }
+    if (o.truncation == "shots") {
       // hendrycks evaluate.py: drop shots from the end until the prompt (and the answer token) fits.
       while (k > 0 && static_cast<int64_t>(ids.size()) + 1 > o.max_length) {
         prompt = build(--k);
@@ -175,7 +196,8 @@ class MmluTask : public Task {
  public:
   MmluTask(std::string name, std::vector<std::string> subjects) : name_(std::move(name)), subjects_(std::move(subjects)) {}
   ParamSpecs parameters() const override {
-    return {ParamSpec::text("style"), ParamSpec::integer("shots", 0), ParamSpec::text("shots_from"), ParamSpec::flag("fit_context"),
+    return {ParamSpec::text("style"), ParamSpec::integer("shots", 0), ParamSpec::text("shots_from"),
+            ParamSpec::choice("cascade_format", {"current", "submission"}), ParamSpec::choice("truncation", {"shots", "left", "none"}),
             ParamSpec::integer("max_length", 2), ParamSpec::flag("record_prompts"), ParamSpec::text("stem_list")};
   }
 
@@ -190,8 +212,10 @@ class MmluTask : public Task {
               {"cascade", "Cascading KV Cache code: numbered '> The following are ...' shots with 'Answer:X', joined by "
                           "'\\n\\n', then '> I want you to answer the following multiple choice question about {subject}.'"}}},
             {"shots", "hendrycks: the first k dev rows (k = 5); cascade: dev then validation rows, first 20 (the paper's 20-shot)"},
-            {"truncation", "hendrycks: drop shots from the end until prompt + 1 token fits max_length (evaluate.py's "
-                           "crop loop); if 0 shots still do not fit, keep the prompt's end. cascade: none (streamed)"},
+            {"truncation", "shots (hendrycks): drop shots from the end until prompt + 1 token fits max_length (evaluate.py's "
+                           "crop loop); if 0 shots still do not fit, keep the prompt's end. left (cascade): BOS + the last "
+                           "max_length - 1 tokens (truncation_side='left' at max_position_embeddings; the current cascade "
+                           "code does not cut for its streaming method: none for every policy but full). none"},
             {"answer", "hendrycks: argmax log p(' A'..' D'); cascade: argmax over letters of max p over the tokens of "
                        "A, :A, : A, :  A and lower case"},
             {"decoding", "none (scoring only)"},
@@ -199,9 +223,11 @@ class MmluTask : public Task {
                        "acc_subject_mean (macro average over subjects)"},
             {"categories", "hendrycks/test categories.py; STEM = physics, chemistry, biology, computer science, math, engineering"},
             {"limit", "questions per subject"},
-            {"params", {{"style", "hendrycks | cascade"}, {"shots", "5 (hendrycks) / 20 (cascade)"},
-                        {"shots_from", "dev | dev+val"}, {"fit_context", "true (hendrycks) / false (cascade)"},
-                        {"max_length", "model context"}, {"stem_list", "hendrycks (18) | cascade (adds anatomy), mmlu/stem only"},
+            {"params", {{"style", "hendrycks | cascade"}, {"cascade_format", "current | submission (cascade style)"},
+                        {"shots", "5 (hendrycks) / 20 (cascade)"}, {"shots_from", "dev | dev+val"},
+                        {"truncation", "shots (hendrycks) | left (cascade submission; current: full policy) | none"},
+                        {"max_length", "model context (max_position_embeddings)"},
+                        {"stem_list", "mmlu/stem only: hendrycks (18) | cascade (adds anatomy; the default with style cascade)"},
                         {"record_prompts", false}}}};
   }
 
@@ -247,7 +273,7 @@ class MmluTask : public Task {
  private:
   std::vector<std::string> subjects_for(const TaskContext& ctx) const {
     if (name_ != "mmlu/stem") return subjects_;
-    const std::string list = ctx.param<std::string>("stem_list", "hendrycks");
+    const std::string list = ctx.param<std::string>("stem_list", ctx.param<std::string>("style", "hendrycks") == "cascade" ? "cascade" : "hendrycks");
     if (list == "hendrycks") return mmlu::stem_subjects();
     if (list == "cascade") return mmlu::stem_subjects_cascade();
     throw std::invalid_argument("mmlu/stem: task_params.stem_list must be hendrycks or cascade, got '" + list + "'");

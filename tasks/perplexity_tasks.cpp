@@ -6,18 +6,29 @@
 //    token scored once (HF's perplexity recipe);
 //  - stream:    the text as one stream fed through the job's protocol (token by token with block 1)
 //    under eviction, with the per-token NLL curve (StreamingLLM, Cascade, BUZZ Table 3).
+//  - rows (wikitext): BUZZ's eval_long_ppl.py: the first `rows` rows of the HF wikitext split, each
+//    tokenised with its own BOS, fed token by token through ONE cache carried across rows; the
+//    last token of each row is only a target (range(seq_len - 1)), so a row's BOS is fed but an
+//    empty row feeds nothing.
 // Presets (task param "preset") fill in a paper's setting; explicit task params still win:
-//  - buzz_table3 (wikitext only): BUZZ Table 3, WikiText-2 test streamed token by token through a
-//    cache of 50 or 100 tokens: mode stream over the joined text; the job must use protocol
-//    "stream" with block 1 and an absolute budget ("50", "100"; "full" for the Full column).
-//    BUZZ does not say how many tokens it scored: max_tokens (default all) is the user's choice.
+//  - buzz_table3 (wikitext only): BUZZ Table 3: mode rows, rows 40 (its --num_samples); the job
+//    must use protocol "stream" with block 1 and an absolute budget ("50", "100"; "full" for the
+//    Full column). BUZZ read the validation split (data_file: wiki.valid.raw); the staged file is
+//    the test split.
+// pg19: the books of data_file / data_dir (a folder of <book>.txt, a JSONL export or one book),
+// with the Cascade subset (books: cascade, sorted positions 20..43 and 19) by default for a
+// folder or JSONL, each book streamed from its own BOS (Cascade Table 1).
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <numeric>
 
 #include "datasets/data_root.hpp"
 #include "datasets/text_reader.hpp"
 #include "models/perplexity.hpp"
 #include "policies/budget.hpp"
+#include "tasks/perplexity_data.hpp"
 #include "tasks/task_registry.hpp"
 
 namespace kvbench::tasks {
@@ -43,6 +54,19 @@ Scored score_stream(const TaskContext& ctx, const std::vector<int64_t>& tokens, 
   return {r.nll, r.max_cache_len};
 }
 
+// Feeds `inputs` through one session and scores targets[i] from the logits after inputs[i].
+Scored score_inputs(const TaskContext& ctx, const std::vector<int64_t>& inputs, const std::vector<int64_t>& targets) {
+  auto policy = ctx.make_policy();
+  models::InferenceSession session(*ctx.model, policy.get(), ctx.session_options());
+  const auto t0 = std::chrono::steady_clock::now();
+  torch::Tensor logp = torch::log_softmax(session.prefill(inputs, /*all_logits=*/true).to(torch::kCPU, torch::kFloat64), -1);
+  torch::Tensor nll = -logp.gather(1, torch::tensor(targets, torch::kInt64).unsqueeze(1)).squeeze(1);
+  ctx.meter->prefill_tokens += static_cast<int64_t>(inputs.size());
+  ctx.meter->prefill_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ctx.meter->add_session(session);
+  return {std::vector<double>(nll.data_ptr<double>(), nll.data_ptr<double>() + nll.numel()), session.max_cache_len()};
+}
+
 nlohmann::json summarise(const std::vector<double>& nll) {
   double sum = 0;
   for (double v : nll) sum += v;
@@ -57,23 +81,37 @@ class PerplexityTask : public Task {
         source_(std::move(source)) {}
   ParamSpecs parameters() const override {
     return {ParamSpec::text("mode"), ParamSpec::text("preset"), ParamSpec::integer("max_length", 2), ParamSpec::integer("stride", 1),
-            ParamSpec::integer("max_tokens", 0), ParamSpec::flag("per_document"), ParamSpec::flag("curve")};
+            ParamSpec::integer("max_tokens", 0), ParamSpec::flag("per_document"), ParamSpec::flag("curve"),
+            ParamSpec::text("data_file"), ParamSpec::text("data_dir"), ParamSpec::integer("rows", 0),
+            ParamSpec::choice("books", {"cascade", "all"})};
   }
 
   nlohmann::json settings() const override {
     return {{"protocol", "perplexity"},
             {"default_mode", default_mode_},
-            {"modes", {"documents", "sliding", "stream"}},
-            {"data", path_},
-            {"bos", "prepended to each document (documents) / the stream (stream, sliding windows)"},
+            {"modes", name_ == "wikitext" ? nlohmann::json{"documents", "sliding", "stream", "rows"}
+                                          : nlohmann::json{"documents", "sliding", "stream"}},
+            {"data", path_ + " (task_params.data_file" + (name_ == "pg19" ? " / data_dir" : "") + " for another file)"},
+            {"bos", "prepended to each document (documents) / the stream (stream, sliding windows) / each row (rows)"},
             {"metric", "perplexity = exp(token-weighted mean NLL)"},
             {"params", {{"mode", default_mode_}, {"max_length", "model context"}, {"stride", "max_length/2"},
-                        {"max_tokens", "0 = all (stream/sliding)"}, {"curve", "include per-token NLL"},
-                        {"preset", name_ == "wikitext" ? "buzz_table3 (stream, protocol stream, block 1, budget 50/100)" : "none"}}}};
+                        {"max_tokens", "0 = all (stream/sliding: per stream; rows: in total)"}, {"curve", "include per-token NLL"},
+                        {"data_file", path_},
+                        {"rows", "rows mode: the first N rows (0 = all; buzz_table3: 40)"},
+                        {"data_dir", "pg19: a folder of <book>.txt"},
+                        {"books", "pg19: cascade (sorted positions 20..43 + 19; default for a folder or JSONL) | all"},
+                        {"per_document", name_ == "pg19" ? "true (each book from its own BOS)" : "false"},
+                        {"preset", name_ == "wikitext" ? "buzz_table3 (rows, 40 rows, protocol stream, block 1, budget 50/100)" : "none"}}}};
   }
 
   std::vector<std::string> data_files(const TaskContext& ctx) const override {
-    return {datasets::resolve_data_file(ctx.data_root, path_, source_)};
+    const std::string path = data_path(ctx);
+    if (!std::filesystem::is_directory(path)) return {path};
+    std::vector<std::string> files;  // a folder of books: every book enters the checksum
+    for (const auto& entry : std::filesystem::directory_iterator(path))
+      if (entry.is_regular_file() && entry.path().extension() == ".txt") files.push_back(entry.path().string());
+    std::sort(files.begin(), files.end());
+    return files;
   }
 
   nlohmann::json run(const TaskContext& job) const override {
@@ -83,12 +121,31 @@ class PerplexityTask : public Task {
     if (mode == "documents") return run_documents(ctx, docs);
     if (mode == "stream") return run_stream(ctx, docs);
     if (mode == "sliding") return run_sliding(ctx, docs);
-    throw std::invalid_argument(name_ + ": task_params.mode must be documents, sliding or stream, got '" + mode + "'");
+    if (mode == "rows" && name_ == "wikitext") return run_rows(ctx);
+    throw std::invalid_argument(name_ + ": task_params.mode must be documents, sliding" +
+                                (name_ == "wikitext" ? std::string(", stream or rows") : std::string(" or stream")) +
+                                ", got '" + mode + "'");
   }
 
  protected:
+  // task_params.data_file (or pg19's data_dir) under the data root, else the staged default.
+  std::string data_path(const TaskContext& ctx) const {
+    std::string relative = ctx.param<std::string>("data_file", path_);
+    if (name_ == "pg19" && ctx.params.contains("data_dir")) {
+      if (ctx.params.contains("data_file")) throw std::invalid_argument("pg19: give task_params.data_file or data_dir, not both");
+      relative = ctx.param<std::string>("data_dir", "");
+    }
+    return datasets::resolve_data_file(ctx.data_root, relative, source_);
+  }
+
   virtual std::vector<Document> documents(const TaskContext& ctx) const {
-    return {{name_, datasets::read_text(data_files(ctx).front())}};
+    if (ctx.param<std::string>("mode", default_mode_) == "rows") return {};  // run_rows reads its rows itself
+    return {{name_, datasets::read_text(data_path(ctx))}};
+  }
+
+  std::vector<int64_t> encode(const TaskContext& ctx, const std::string& text) const {
+    std::vector<int> ids = ctx.tokenizer->encode(text, /*add_bos=*/true);
+    return {ids.begin(), ids.end()};
   }
 
  private:
@@ -106,15 +163,10 @@ class PerplexityTask : public Task {
       throw std::invalid_argument(name_ + ": preset buzz_table3 uses an absolute cache size (\"50\", \"100\" or \"full\"), "
                                   "got " + job.budget);
     TaskContext ctx = job;
-    nlohmann::json params = {{"mode", "stream"}, {"per_document", false}};
+    nlohmann::json params = {{"mode", "rows"}, {"rows", 40}};
     for (auto it = job.params.begin(); it != job.params.end(); ++it) params[it.key()] = it.value();
     ctx.params = params;
     return ctx;
-  }
-
-  std::vector<int64_t> encode(const TaskContext& ctx, const std::string& text) const {
-    std::vector<int> ids = ctx.tokenizer->encode(text, /*add_bos=*/true);
-    return {ids.begin(), ids.end()};
   }
 
   nlohmann::json example(const TaskContext& ctx, const std::string& id, int64_t tokens, const Scored& s) const {
@@ -177,6 +229,38 @@ class PerplexityTask : public Task {
     return finish(ctx, all, examples);
   }
 
+  // BUZZ eval_long_ppl.py: for each row, encodings = tokenizer(text) (BOS + tokens); for idx in
+  // range(seq_len - 1): feed token idx, score token idx + 1; past_key_values carried across rows.
+  // All rows are therefore one input stream (each row minus its last token) through one cache.
+  nlohmann::json run_rows(const TaskContext& ctx) const {
+    if (ctx.protocol != "stream" || ctx.block != 1)
+      throw std::invalid_argument(name_ + ": mode rows feeds one token at a time: the job needs protocol \"stream\" and block 1, got " +
+                                  ctx.protocol + " with block " + std::to_string(ctx.block));
+    const int64_t max_rows = ctx.param<int64_t>("rows", 0);
+    const int64_t max_tokens = ctx.param<int64_t>("max_tokens", 0);
+    const std::vector<std::string> rows = perplexity_data::read_wikitext_rows(data_path(ctx));
+    const size_t n = max_rows > 0 ? std::min<size_t>(static_cast<size_t>(max_rows), rows.size()) : rows.size();
+    std::vector<int64_t> inputs, targets;
+    int64_t scored_rows = 0;
+    for (size_t r = 0; r < n; ++r) {
+      const std::vector<int64_t> ids = encode(ctx, rows[r]);
+      if (ids.size() >= 2) ++scored_rows;
+      for (size_t idx = 0; idx + 1 < ids.size(); ++idx) {
+        if (max_tokens > 0 && static_cast<int64_t>(targets.size()) >= max_tokens) break;
+        inputs.push_back(ids[idx]);
+        targets.push_back(ids[idx + 1]);
+      }
+    }
+    if (targets.empty()) throw std::invalid_argument(name_ + ": the first " + std::to_string(n) + " rows hold no token to score");
+    Scored s = score_inputs(ctx, inputs, targets);
+    nlohmann::json examples = nlohmann::json::array({example(ctx, name_ + "-rows", static_cast<int64_t>(inputs.size()), s)});
+    examples[0]["metrics"]["rows"] = static_cast<int64_t>(n);
+    examples[0]["metrics"]["scored_rows"] = scored_rows;
+    nlohmann::json out = finish(ctx, s.nll, examples);
+    out["metrics"]["rows"] = static_cast<int64_t>(n);
+    return out;
+  }
+
   // HF's recipe: windows of max_length, each new window scoring only the tokens the previous did not.
   nlohmann::json run_sliding(const TaskContext& ctx, const std::vector<Document>& docs) const {
     const int64_t max_length = ctx.param<int64_t>("max_length", ctx.max_context());
@@ -227,6 +311,38 @@ class TinyStoriesTask : public PerplexityTask {
   }
 };
 
+// PG19: books from a folder, a JSONL export or one text file; the Cascade subset by default for a
+// collection of books (each book's length counted with BOS, as tokenizer(t) in the reference).
+class Pg19Task : public PerplexityTask {
+ public:
+  Pg19Task()
+      : PerplexityTask("pg19", "stream", "pg19/10146.body_between_gutenberg_markers.txt",
+                       "deepmind/pg19 (test split: test/<id>.txt) or emozilla/pg19-test exported as JSONL (text)") {}
+
+ protected:
+  std::vector<Document> documents(const TaskContext& ctx) const override {
+    const std::string path = data_path(ctx);
+    std::vector<perplexity_data::Text> books = perplexity_data::read_books(path);
+    const bool collection = std::filesystem::is_directory(path) || books.size() > 1;
+    const std::string rule = ctx.param<std::string>("books", collection ? "cascade" : "all");
+    if (rule != "cascade" && rule != "all")
+      throw std::invalid_argument("pg19: task_params.books must be cascade or all, got '" + rule + "'");
+    std::vector<Document> docs;
+    if (rule == "all") {
+      for (auto& b : books) docs.push_back({b.id, std::move(b.text)});
+      return docs;
+    }
+    std::vector<int64_t> lengths;
+    for (const auto& b : books) lengths.push_back(static_cast<int64_t>(ctx.tokenizer->encode(b.text, true).size()));
+    try {
+      for (size_t i : perplexity_data::cascade_pg19_selection(lengths)) docs.push_back({books[i].id, books[i].text});
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("pg19: " + path + ": " + e.what());
+    }
+    return docs;
+  }
+};
+
 const TaskRegistration tinystories({"tinystories", "TinyStories validation stories (stories260K's domain): perplexity",
                                     {}, [](const std::string&) { return std::make_unique<TinyStoriesTask>(); }});
 const TaskRegistration wikitext({"wikitext", "WikiText-2 raw test set (wiki.test.raw): perplexity, sliding or streaming",
@@ -236,11 +352,7 @@ const TaskRegistration wikitext({"wikitext", "WikiText-2 raw test set (wiki.test
                                        "wikitext-2-raw-v1 (Salesforce/wikitext on Hugging Face), file wiki.test.raw");
                                  }});
 const TaskRegistration pg19({"pg19", "PG19 test books streamed one at a time with eviction (Cascade Table 1)", {},
-                             [](const std::string&) {
-                               return std::make_unique<PerplexityTask>(
-                                   "pg19", "stream", "pg19/10146.body_between_gutenberg_markers.txt",
-                                   "deepmind/pg19 (test split) on Hugging Face");
-                             }});
+                             [](const std::string&) { return std::make_unique<Pg19Task>(); }});
 
 }  // namespace
 }  // namespace kvbench::tasks

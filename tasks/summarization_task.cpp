@@ -48,35 +48,47 @@ class SummarizationTask : public Task {
     return {ParamSpec::text("style"), ParamSpec::integer("shots", 0), ParamSpec::text("shots_file"), ParamSpec::text("truncation"),
             ParamSpec::text("rouge"), ParamSpec::flag("stemmer"), ParamSpec::flag("h2o_stop_quirk"),
             ParamSpec::integer("max_new_tokens", 1), ParamSpec::number("temperature", 0), ParamSpec::number("top_p", 0, 1),
-            ParamSpec::integer("max_length", 2), ParamSpec::text("data_file"), ParamSpec::flag("record_prompts")};
+            ParamSpec::integer("max_length", 2), ParamSpec::text("data_file"), ParamSpec::flag("record_prompts"),
+            ParamSpec::text("chat_template"), ParamSpec::flag("bos"), ParamSpec::flag("clean"),
+            ParamSpec::integer("doc_max_words", 1), ParamSpec::integer("shots_seed", 0),
+            ParamSpec::integer("shot_min_words", 0), ParamSpec::integer("shot_max_words", 0)};
   }
 
   nlohmann::json settings() const override {
+    const std::string instruction = summarization::helm_instruction(spec_.num_sentences);
     nlohmann::json s = {{"task", spec_.name},
             {"data", spec_.default_file + " (task_params.data_file for a full download)"},
             {"protocol", "generate-and-score"},
             {"prompt_template",
-             {{"helm", "HELM summarization adapter: blocks '###\\nArticle: {article}\\n\\n" +
-                           summarization::helm_instruction(spec_.num_sentences).substr(0, summarization::helm_instruction(spec_.num_sentences).size() - 1) +
-                           "\\n' (+ '{summary}\\n' for shots) joined by '\\n'"},
-              {"buzz", "'Text: {article}\\n\\nSUMMARIZE the previous text to 50 words!' (BUZZ code)"}}},
-            {"shots", "k other documents of the file (or task_params.shots_file), a seeded permutation that skips the "
-                      "document itself; HELM/H2O XSum: 0 (H2O) or 3 (BumbleBee), 5 is HELM's default"},
+             {{"helm", "HELM summarization adapter: shots '###\\nArticle: {article}\\n\\n" +
+                           instruction.substr(0, instruction.size() - 1) +
+                           "\\n{summary}\\n', the evaluated block without the instruction's newline "
+                           "(output_prefix.rstrip()), joined by '\\n'; articles cleaned (newlines flattened, cut to 512 words)"},
+              {"h2o", "the same blocks as H2O's request files (the evaluated block keeps the newline), no BOS"},
+              {"buzz", "'Text: {article}\\n\\nSUMMARIZE the previous text to 50 words!' (BUZZ code), raw article"}}},
+            {"shots", "helm (5) / h2o (0): from task_params.shots_file (the training split) as HELM draws them: "
+                      "articles cleaned, 50-150 words (XSum: HELM's extra filter), sample_examples with Python's "
+                      "random seeded by shots_seed (HELM's trial index 0); without shots_file, other documents of "
+                      "the evaluated file (a seeded permutation that skips the document itself)"},
             {"truncation", "helm: drop shots from the end until prompt + max_new_tokens fits max_length, then cut the "
                            "prompt from the right (HELM _make_prompt_fit); also middle | left | none"},
+            {"bos", "helm: true (HF tokenizer in HELM's client); h2o: false (add_special_tokens=False); buzz: true"},
             {"decoding", "greedy by default (HELM/H2O sample at temperature 0.3: set task_params.temperature)"},
-            {"stop", "helm: '###' (HELM stop_sequences); buzz: EOS only"},
-            {"max_new_tokens", {{"helm", spec_.helm_max_tokens}, {"buzz", 1000}}},
+            {"stop", "helm, h2o: '###' (HELM stop_sequences; h2o cuts text[:text.find('###')]); buzz: EOS only"},
+            {"max_new_tokens", {{"helm", spec_.helm_max_tokens}, {"h2o", spec_.helm_max_tokens}, {"buzz", 1000}}},
             {"metric", "ROUGE-1/2/L F-measure averaged over documents; rouge_geomean = (R1*R2*RL)^(1/3) of the "
-                       "averages (BUZZ); helm: Google rouge_score with stemmer; buzz: pltrdy rouge"},
-            {"params", {{"style", "helm | buzz"}, {"shots", 0}, {"shots_file", ""}, {"max_new_tokens", "style default"},
+                       "averages (BUZZ); helm: Google rouge_score with stemmer; h2o, buzz: pltrdy rouge"},
+            {"params", {{"style", "helm | h2o | buzz"}, {"shots", "helm 5, h2o 0, buzz 0"}, {"shots_file", ""},
+                        {"shots_seed", 0}, {"shot_min_words", 50}, {"shot_max_words", 150},
+                        {"bos", "style default"}, {"clean", "helm, h2o: true (HELM's _clean_and_truncate), buzz: false"},
+                        {"doc_max_words", 512}, {"max_new_tokens", "style default"},
                         {"max_length", "model context"}, {"truncation", "helm | middle | left | none"},
                         {"rouge", "google | pltrdy (default by style)"}, {"stemmer", true},
                         {"temperature", 0.0}, {"top_p", 1.0}, {"data_file", spec_.default_file}, {"record_prompts", false},
                         {"chat_template", "none (reference); model = the model's own chat_template around the truncated "
                                           "prompt, see docs/chat-templates.md"},
-                        {"h2o_stop_quirk", "false; true cuts text[:text.find('###')] as H2O's run_summarization.py, "
-                                           "which drops the last character when '###' is absent"}}}};
+                        {"h2o_stop_quirk", "h2o: true (text[:text.find('###')], which drops the last character "
+                                           "when '###' is absent), else false"}}}};
     if (!resolved_.is_null()) s["resolved"] = resolved_;  // what the last run used
     return s;
   }
@@ -90,26 +102,36 @@ class SummarizationTask : public Task {
 
   nlohmann::json run(const TaskContext& ctx) const override {
     const std::string style = ctx.param<std::string>("style", "helm");
-    if (style != "helm" && style != "buzz") throw std::invalid_argument(spec_.name + ": task_params.style must be helm or buzz");
-    const bool helm = style == "helm";
-    const int64_t shots = ctx.param<int64_t>("shots", 0);
+    if (style != "helm" && style != "h2o" && style != "buzz")
+      throw std::invalid_argument(spec_.name + ": task_params.style must be helm, h2o or buzz");
+    const bool helm_format = style != "buzz";  // helm and h2o share HELM's blocks
+    const int64_t shots = ctx.param<int64_t>("shots", style == "helm" ? 5 : 0);
     if (shots < 0) throw std::invalid_argument(spec_.name + ": task_params.shots must be >= 0");
-    if (!helm && shots > 0) throw std::invalid_argument(spec_.name + ": the buzz style is 0-shot");
+    if (!helm_format && shots > 0) throw std::invalid_argument(spec_.name + ": the buzz style is 0-shot");
     const std::string truncation = ctx.param<std::string>("truncation", "helm");
     if (truncation != "helm" && truncation != "middle" && truncation != "left" && truncation != "none")
       throw std::invalid_argument(spec_.name + ": task_params.truncation must be helm, middle, left or none");
-    const std::string rouge = ctx.param<std::string>("rouge", helm ? "google" : "pltrdy");
+    const std::string rouge = ctx.param<std::string>("rouge", style == "helm" ? "google" : "pltrdy");
     if (rouge != "google" && rouge != "pltrdy") throw std::invalid_argument(spec_.name + ": task_params.rouge must be google or pltrdy");
     const bool stemmer = ctx.param<bool>("stemmer", true);
-    const bool quirk = ctx.param<bool>("h2o_stop_quirk", false);
+    const bool quirk = ctx.param<bool>("h2o_stop_quirk", style == "h2o");
+    const bool bos = ctx.param<bool>("bos", style != "h2o");
+    const bool clean = ctx.param<bool>("clean", helm_format);  // H2O's files were made by HELM: cleaning them again changes nothing
+    const int64_t doc_max_words = ctx.param<int64_t>("doc_max_words", 512);
+    const uint32_t shots_seed = static_cast<uint32_t>(ctx.param<int64_t>("shots_seed", 0));
+    summarization::ShotPoolRule rule;
+    rule.doc_max_words = doc_max_words;
+    rule.min_words = ctx.param<int64_t>("shot_min_words", 50);
+    rule.max_words = ctx.param<int64_t>("shot_max_words", 150);
+    rule.xsum_filter = spec_.name == "xsum";
     const std::string chat = ctx.param<std::string>("chat_template", "none");
     apply_chat_template(chat, "", *ctx.tokenizer);  // validates the name (and that the model has its own template)
 
     DecodingSettings decoding;
-    decoding.max_new_tokens = ctx.param<int64_t>("max_new_tokens", helm ? spec_.helm_max_tokens : 1000);
+    decoding.max_new_tokens = ctx.param<int64_t>("max_new_tokens", helm_format ? spec_.helm_max_tokens : 1000);
     decoding.temperature = ctx.param<double>("temperature", 0.0);
     decoding.top_p = ctx.param<double>("top_p", 1.0);
-    if (helm && !quirk) decoding.stop_strings = {"###"};
+    if (helm_format && !quirk) decoding.stop_strings = {"###"};
     const int64_t max_length = ctx.param<int64_t>("max_length", ctx.max_context());
     // A chat template's own tokens come on top of the truncated prompt (LongBench's rule).
     const int64_t template_tokens =
@@ -119,14 +141,25 @@ class SummarizationTask : public Task {
       throw std::invalid_argument(spec_.name + ": max_length " + std::to_string(max_length) + " leaves no room for a prompt after " +
                                   std::to_string(decoding.max_new_tokens) + " new tokens");
 
-    const std::vector<Document> docs = summarization::read_documents(data_path(ctx), spec_.num_sentences);
-    std::vector<Document> pool_storage;
+    std::vector<Document> docs = summarization::read_documents(data_path(ctx), spec_.num_sentences);
+    if (clean)  // HELM cleans every split (summaries too, without a length cut)
+      for (Document& d : docs) d.article = summarization::helm_clean(d.article, doc_max_words), d.summary = summarization::helm_clean(d.summary, 0);
     const bool separate_pool = ctx.params.contains("shots_file");
-    if (separate_pool) pool_storage = summarization::read_documents(data_files(ctx)[1], spec_.num_sentences);
+    std::vector<Document> pool_storage;
+    std::vector<size_t> fixed_shots;  // HELM: one sample of the training split shared by every document
+    if (separate_pool) {
+      pool_storage = summarization::read_documents(data_files(ctx)[1], spec_.num_sentences);
+      if (helm_format) {
+        pool_storage = summarization::helm_training_pool(pool_storage, rule);
+        fixed_shots = summarization::helm_sample_examples(pool_storage, static_cast<size_t>(shots), shots_seed);
+      }
+    }
     const std::vector<Document>& pool = separate_pool ? pool_storage : docs;
     if (static_cast<int64_t>(pool.size()) - (separate_pool ? 0 : 1) < shots)
       throw std::invalid_argument(spec_.name + ": " + std::to_string(shots) + " shots asked, the shot pool has " +
-                                  std::to_string(pool.size()) + " documents");
+                                  std::to_string(pool.size()) + " documents" +
+                                  (separate_pool && helm_format ? " after HELM's training filter (" + std::to_string(rule.min_words) + "-" +
+                                                                      std::to_string(rule.max_words) + " words)" : ""));
 
     const size_t n = ctx.limit > 0 ? std::min<size_t>(static_cast<size_t>(ctx.limit), docs.size()) : docs.size();
     nlohmann::json examples = nlohmann::json::array();
@@ -134,9 +167,13 @@ class SummarizationTask : public Task {
     for (size_t i = 0; i < n; ++i) {
       const Document& doc = docs[i];
       std::vector<const Document*> shot_docs;
-      for (size_t j : summarization::pick_shots(pool.size(), separate_pool ? pool.size() : i, static_cast<size_t>(shots), ctx.seed))
-        shot_docs.push_back(&pool[j]);
-      auto build = [&] { return helm ? summarization::helm_prompt(shot_docs, doc, spec_.num_sentences) : summarization::buzz_prompt(doc); };
+      const std::vector<size_t> chosen = separate_pool && helm_format ? fixed_shots
+          : summarization::pick_shots(pool.size(), separate_pool ? pool.size() : i, static_cast<size_t>(shots), ctx.seed);
+      for (size_t j : chosen) shot_docs.push_back(&pool[j]);
+      auto build = [&] {
+        return helm_format ? summarization::helm_prompt(shot_docs, doc, spec_.num_sentences, /*keep_newline=*/style == "h2o")
+                           : summarization::buzz_prompt(doc);
+      };
       std::string prompt = build();
       bool truncated = false;
       if (truncation == "helm") {
@@ -154,10 +191,12 @@ class SummarizationTask : public Task {
         truncated = t.truncated;
       }
       prompt = apply_chat_template(chat, prompt, *ctx.tokenizer);  // around the truncated prompt, as LongBench
-      const std::vector<int64_t> ids = encode_prompt(ctx, prompt, !template_carries_special_tokens(chat));
+      // The model's own template already wrote its BOS (kvpress).
+      const std::vector<int> encoded = ctx.tokenizer->encode(prompt, bos && !template_carries_special_tokens(chat));
+      const std::vector<int64_t> ids(encoded.begin(), encoded.end());
       Completion c = complete(ctx, ids, decoding);
       std::string prediction = c.text;
-      if (helm && quirk) prediction = prediction.substr(0, prediction.find("###") == std::string::npos
+      if (helm_format && quirk) prediction = prediction.substr(0, prediction.find("###") == std::string::npos
                                                                ? (prediction.empty() ? 0 : prediction.size() - 1)
                                                                : prediction.find("###"));
       const RougeTriple s = score_rouge(rouge, stemmer, prediction, doc.summary);
@@ -180,6 +219,9 @@ class SummarizationTask : public Task {
                               {"rouge_geomean", summarization::rouge_geometric_mean(r1, r2, rl)},
                               {"examples", static_cast<int64_t>(n)}};
     resolved_ = {{"style", style}, {"shots", shots}, {"truncation", truncation}, {"max_length", max_length},
+                 {"bos", bos}, {"clean", clean}, {"h2o_stop_quirk", quirk},
+                 {"shot_source", !separate_pool ? "evaluated file (seeded permutation)"
+                                 : helm_format ? "shots_file, HELM sample_examples" : "shots_file (seeded permutation)"},
                  {"rouge", rouge + (rouge == "google" ? (stemmer ? " (stemmer)" : " (no stemmer)") : "")},
                  {"decoding", decoding.to_json()}};
     return {{"metrics", metrics}, {"examples", examples}};

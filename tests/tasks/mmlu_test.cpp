@@ -6,6 +6,7 @@
 
 #include "datasets/mmlu_reader.hpp"
 #include "models/model_loader.hpp"
+#include "golden_prompts_b.hpp"
 #include "task_fixtures.hpp"
 #include "tasks/engines/loglik_engine.hpp"
 #include "tasks/mmlu.hpp"
@@ -33,12 +34,83 @@ TEST(MmluPrompt, HendrycksFiveShotMatchesGolden) {
 
 TEST(MmluPrompt, CascadeFormatMatchesGolden) {
   nlohmann::json r = run_task({{"task", "mmlu/abstract_algebra"}, {"limit", 1},
-                               {"task_params", {{"style", "cascade"}, {"shots", 2}, {"shots_from", "dev"}, {"record_prompts", true}}}});
+                               {"task_params", {{"style", "cascade"}, {"cascade_format", "submission"}, {"shots", 2}, {"shots_from", "dev"},
+                                                {"record_prompts", true}}}});
   EXPECT_EQ(r["examples"][0]["prompt"].get<std::string>(), golden("mmlu_abstract_algebra_test0_cascade_2shot.txt"));
   // The paper's 20 shots need the validation split, which is not staged: a clear error.
   EXPECT_NE(error_of([] { run_task({{"task", "mmlu/abstract_algebra"}, {"limit", 1}, {"task_params", {{"style", "cascade"}}}}); })
                 .find("val/abstract_algebra_val.csv"),
             std::string::npos);
+}
+
+// The goldens are the Cascade code's own format_mmlu_plain/get_fewshots, executed at HEAD and at
+// the submission commit by scripts/make_tasks_b_goldens.py on the staged CSVs (5 dev shots).
+TEST(MmluCascade, CurrentAndSubmissionFormatsMatchTheReferenceCode) {
+  for (const char* format : {"current", "submission"}) {
+    nlohmann::json r = run_task({{"task", "mmlu/abstract_algebra"}, {"limit", 1},
+                                 {"task_params", {{"style", "cascade"}, {"cascade_format", format}, {"shots", 5},
+                                                  {"shots_from", "dev"}, {"record_prompts", true}}}});
+    EXPECT_EQ(r["examples"][0]["prompt"].get<std::string>(),
+              golden_prompt(std::string("mmlu_abstract_algebra_test0_cascade_") + format + "_5shot.txt"))
+        << format;
+  }
+  const auto dev = questions("dev"), test = questions("test");
+  EXPECT_EQ(mmlu::cascade_prompt("abstract_algebra", dev, 5, test[0]),
+            golden_prompt("mmlu_abstract_algebra_test0_cascade_submission_5shot.txt"));
+}
+
+TEST(MmluCascade, PromptsAreCutFromTheLeftAtTheModelContext) {
+  const auto dev = questions("dev"), test = questions("test");
+  models::LoadedModel loaded = models::load_model("stories260K");
+  models::Transformer model(loaded.config, loaded.weights);
+  models::Tokenizer tok(loaded.tokenizer_path);
+  const std::string prompt = golden_prompt("mmlu_abstract_algebra_test0_cascade_current_5shot.txt");
+  std::vector<int> whole = tok.encode(prompt, true);
+  ASSERT_GT(whole.size(), 512u);  // five shots exceed stories260K's 512 positions
+  nlohmann::json r = run_task({{"task", "mmlu/abstract_algebra"}, {"limit", 1},
+                               {"task_params", {{"style", "cascade"}, {"shots", 5}, {"shots_from", "dev"}}}});
+  const auto& e = r["examples"][0];
+  EXPECT_TRUE(e["truncated"].get<bool>());
+  EXPECT_EQ(e["prompt_tokens"], 512);
+  // HF truncation_side='left' at max_position_embeddings: BOS + the last 511 tokens.
+  std::vector<int64_t> kept = {whole.front()};
+  kept.insert(kept.end(), whole.end() - 511, whole.end());
+  models::InferenceSession session(model, nullptr, {});
+  torch::Tensor p = torch::softmax(session.prefill(kept).reshape({-1}).to(torch::kFloat64), 0);
+  for (int j = 0; j < 4; ++j) {
+    double best = 0;
+    for (const std::string& c : {"A", ":A", ": A", ":  A", "a", ":a", ": a", ":  a"}) {
+      std::string cand = c;
+      for (char& ch : cand)
+        if (ch == 'A' || ch == 'a') ch = static_cast<char>(ch + j);
+      best = std::max(best, p[tok.encode(cand, true).back()].item<double>());
+    }
+    EXPECT_NEAR(e["scores"][j].get<double>(), best, 1e-9) << j;
+  }
+  // The current code does not cut for its streaming method (every policy but the full cache).
+  nlohmann::json s = run_task({{"task", "mmlu/abstract_algebra"}, {"limit", 1}, {"policy", "streaming_llm"}, {"budget", "128"},
+                               {"protocol", "stream"},
+                               {"task_params", {{"style", "cascade"}, {"shots", 5}, {"shots_from", "dev"}}}});
+  EXPECT_FALSE(s["examples"][0]["truncated"].get<bool>());
+  EXPECT_EQ(s["examples"][0]["prompt_tokens"].get<size_t>(), whole.size());
+  nlohmann::json t = run_task({{"task", "mmlu/abstract_algebra"}, {"limit", 1}, {"policy", "streaming_llm"}, {"budget", "128"},
+                               {"protocol", "stream"},
+                               {"task_params", {{"style", "cascade"}, {"cascade_format", "submission"}, {"shots", 5}, {"shots_from", "dev"}}}});
+  EXPECT_TRUE(t["examples"][0]["truncated"].get<bool>());  // the submission code always cut
+  EXPECT_EQ(t["examples"][0]["prompt_tokens"], 512);
+}
+
+TEST(MmluCascade, StemIsTheCodesNineteenSubjectsAveragedPerSubject) {
+  const nlohmann::json listed = nlohmann::json::parse(golden_prompt("mmlu_cascade_stem_subjects.json"));
+  std::vector<std::string> expected = listed.get<std::vector<std::string>>();
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(mmlu::stem_subjects_cascade(), expected);
+  ASSERT_EQ(expected.size(), 19u);
+  nlohmann::json r = run_task({{"task", "mmlu/stem"}, {"limit", 2}, {"task_params", {{"style", "cascade"}, {"shots", 0}}}});
+  ASSERT_EQ(r["examples"].size(), 38u);  // the cascade style takes the code's list, anatomy included
+  double sum = 0;
+  for (const auto& subject : expected) sum += r["metrics"]["acc/" + subject].get<double>();
+  EXPECT_DOUBLE_EQ(r["metrics"]["acc_subject_mean"].get<double>(), sum / 19);  // np.mean over subjects
 }
 
 TEST(MmluPrompt, ShotsAreDroppedFromTheEndUntilThePromptFits) {

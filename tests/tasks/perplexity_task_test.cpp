@@ -4,16 +4,23 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <random>
 
 #include "datasets/text_reader.hpp"
 #include "models/model_loader.hpp"
 #include "models/perplexity.hpp"
 #include "models/tokenizer.hpp"
+#include "golden_prompts_b.hpp"
+#include "task_fixtures.hpp"
+#include "tasks/perplexity_data.hpp"
 #include "tasks/run_task.hpp"
 
 namespace kvbench::tasks {
 namespace {
+
+using namespace testing;
 
 TEST(TinyStoriesTask, ReproducesTheReferenceNll) {
   nlohmann::json r = run_task({{"task", "tinystories"}, {"task_params", {{"curve", false}}}});
@@ -57,6 +64,115 @@ TEST(RunTask, ChecksumsNameModelAndData) {
   EXPECT_EQ(c["model"].get<std::string>().size(), 64u);
   EXPECT_EQ(c["dataset"].get<std::string>().size(), 64u);
   EXPECT_NE(c["dataset"], job_checksums({{"task", "wikitext"}})["dataset"]);
+}
+
+// Hugging Face's wikitext loader yields the lines of wiki.*.raw with their "\n"; blank ones as "".
+TEST(WikitextRows, AreTheLinesOfTheRawFile) {
+  const auto rows = perplexity_data::read_wikitext_rows(shared_data("wikitext/wiki.test.raw"));
+  const std::string raw = datasets::read_text(shared_data("wikitext/wiki.test.raw"));
+  EXPECT_EQ(rows.size(), static_cast<size_t>(std::count(raw.begin(), raw.end(), '\n')));
+  ASSERT_GT(rows.size(), 3u);
+  EXPECT_EQ(rows[0], "");
+  EXPECT_EQ(rows[1], " = Robert Boulter = \n");
+  EXPECT_EQ(rows[2], "");
+  EXPECT_EQ(rows[3].rfind(" Robert Boulter is an English film , television and theatre actor", 0), 0u);
+  ScratchDir dir("wikitext_rows");
+  EXPECT_EQ(perplexity_data::read_wikitext_rows(dir.write("r.raw", "a\r\n \r\nb")), (std::vector<std::string>{"a\n", "", "b"}));
+  EXPECT_EQ(perplexity_data::read_wikitext_rows(dir.write("r.jsonl", "{\"text\": \"\"}\n{\"text\": \" x \\n\"}\n")),
+            (std::vector<std::string>{"", " x \n"}));
+}
+
+// BUZZ eval_long_ppl.py, written out as its loop: every row from its own BOS, one cache across
+// rows, token idx fed to predict idx + 1 for idx < seq_len - 1.
+TEST(WikitextRows, BuzzTable3CarriesTheCacheAcrossRowsAndNeverFeedsALastToken) {
+  const int rows = 8;  // rows 0 and 2 are empty: they feed nothing
+  nlohmann::json r = run_task({{"task", "wikitext"}, {"policy", "full"}, {"budget", "full"}, {"protocol", "stream"},
+                               {"task_params", {{"preset", "buzz_table3"}, {"rows", rows}, {"curve", true}}}});
+  models::LoadedModel loaded = models::load_model("stories260K");
+  models::Transformer model(loaded.config, loaded.weights);
+  models::Tokenizer tok(loaded.tokenizer_path);
+  const auto text = perplexity_data::read_wikitext_rows(shared_data("wikitext/wiki.test.raw"));
+  models::InferenceSession carried(model, nullptr, {});
+  std::vector<double> nll, fresh_nll;
+  bool first = true;
+  for (int i = 0; i < rows; ++i) {
+    const std::vector<int> ids = tok.encode(text[i], true);
+    models::InferenceSession fresh(model, nullptr, {});
+    for (size_t idx = 0; idx + 1 < ids.size(); ++idx) {
+      torch::Tensor logits = first ? carried.prefill({ids[idx]}).reshape({-1}) : carried.step(ids[idx]);
+      first = false;
+      nll.push_back(-torch::log_softmax(logits.to(torch::kFloat64), 0)[ids[idx + 1]].item<double>());
+      torch::Tensor f = idx == 0 ? fresh.prefill({ids[idx]}).reshape({-1}) : fresh.step(ids[idx]);
+      fresh_nll.push_back(-torch::log_softmax(f.to(torch::kFloat64), 0)[ids[idx + 1]].item<double>());
+    }
+  }
+  ASSERT_EQ(r["metrics"]["tokens"].get<size_t>(), nll.size());
+  const auto curve = r["examples"][0]["nll_curve"].get<std::vector<double>>();
+  for (size_t i = 0; i < nll.size(); ++i) EXPECT_NEAR(curve[i], nll[i], 1e-6) << i;
+  double mean = 0, fresh_mean = 0;
+  for (size_t i = 0; i < nll.size(); ++i) mean += nll[i] / nll.size(), fresh_mean += fresh_nll[i] / nll.size();
+  EXPECT_NEAR(r["metrics"]["perplexity"].get<double>(), std::exp(mean), 1e-6 * std::exp(mean));
+  EXPECT_GT(std::abs(mean - fresh_mean), 1e-3);  // a fresh cache per row is a different protocol
+  EXPECT_EQ(r["metrics"]["rows"], rows);
+  // The preset refuses what BUZZ did not run.
+  EXPECT_NE(error_of([] { run_task({{"task", "wikitext"}, {"protocol", "oneshot"}, {"task_params", {{"preset", "buzz_table3"}}}}); })
+                .find("protocol \"stream\""),
+            std::string::npos);
+}
+
+// cascade/dataset/pg19.py's subset rule, executed on lengths with ties by scripts/make_tasks_b_goldens.py.
+TEST(Pg19Books, CascadeSelectionIsTheReferencesSortedSlice) {
+  const nlohmann::json g = nlohmann::json::parse(golden_prompt("pg19_cascade_selection.json"));
+  const auto picked = perplexity_data::cascade_pg19_selection(g["lengths"].get<std::vector<int64_t>>());
+  EXPECT_EQ(nlohmann::json(picked), g["selected"]);
+  EXPECT_EQ(picked.size(), 25u);
+  EXPECT_NE(error_of([] { perplexity_data::cascade_pg19_selection(std::vector<int64_t>(43, 1)); }).find("at least 44 books"),
+            std::string::npos);
+}
+
+TEST(Pg19Books, EachBookOfADataDirStreamsFromItsOwnBos) {
+  ScratchDir dir("pg19_books");
+  const auto stories = datasets::read_tinystories(shared_data("tinystories/TinyStories-valid.head.txt"));
+  // 45 books whose lengths grow with their number (book-07 has 8 stories): the Cascade rule picks
+  // the books ranked 20..43 by length, then the one ranked 19.
+  for (int b = 0; b < 45; ++b) {
+    std::string text;
+    const int n = (b * 17) % 45;  // a permutation of 0..44: the rank of book b
+    for (int k = 0; k <= n / 9; ++k) text += stories[k] + "\n";
+    for (int w = 0; w < n; ++w) text += " the";  // strictly longer with n inside a block of 9
+    char name[16];
+    std::snprintf(name, sizeof name, "book-%02d.txt", b);
+    dir.write(name, text);
+  }
+  nlohmann::json r = run_task({{"task", "pg19"}, {"policy", "full"}, {"budget", "full"}, {"protocol", "stream"},
+                               {"task_params", {{"data_dir", dir.path()}, {"max_tokens", 6}, {"curve", false}}}});
+  ASSERT_EQ(r["examples"].size(), 25u);
+  std::vector<std::string> expected;
+  for (int rank : {20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40, 41, 42, 43, 19})
+    for (int b = 0; b < 45; ++b)
+      if ((b * 17) % 45 == rank) {
+        char name[16];
+        std::snprintf(name, sizeof name, "book-%02d", b);
+        expected.push_back(name);
+      }
+  for (size_t i = 0; i < 25; ++i) EXPECT_EQ(r["examples"][i]["id"], expected[i]) << i;
+  // Each book restarts from BOS: the first scored token of every book is scored from BOS alone.
+  models::LoadedModel loaded = models::load_model("stories260K");
+  models::Transformer model(loaded.config, loaded.weights);
+  models::Tokenizer tok(loaded.tokenizer_path);
+  const std::string book = datasets::read_text(dir.path() + "/" + expected[0] + ".txt");
+  std::vector<int> ids = tok.encode(book, true);
+  std::vector<int64_t> first(ids.begin(), ids.begin() + 6);
+  models::InferenceSession s(model, nullptr, {});
+  EXPECT_NEAR(r["examples"][0]["metrics"]["mean_nll"].get<double>(), models::evaluate_perplexity(s, first).mean_nll, 1e-6);
+  // The staged folder holds one book twice (raw and body): too few for the rule, fine with books=all.
+  const std::string staged = shared_data("pg19");
+  EXPECT_NE(error_of([&] { run_task({{"task", "pg19"}, {"task_params", {{"data_dir", staged}, {"max_tokens", 4}}}}); })
+                .find("at least 44 books"),
+            std::string::npos);
+  nlohmann::json all = run_task({{"task", "pg19"}, {"task_params", {{"data_dir", staged}, {"books", "all"}, {"max_tokens", 4}, {"curve", false}}}});
+  EXPECT_EQ(all["examples"].size(), 2u);
+  EXPECT_EQ(all["metrics"]["tokens"], 6);  // 3 scored tokens per book, each book from its own BOS
 }
 
 }  // namespace

@@ -16,19 +16,31 @@ set grid ytics
 set key below horizontal maxcols 2 Left reverse
 set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05
 set title "ROUGE-1"
-plot "buzz_figure5_tableB.dat" index 0 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "BUZZ (paper)", \
+plot "buzz_figure5_tableB.dat" index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "BUZZ (ours)", \
+     '' index 0 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "BUZZ (paper)", \
+     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (ours)", \
      '' index 0 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (paper)", \
+     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "H2O (ours)", \
      '' index 0 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title "H2O (paper)", \
+     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (ours)", \
      '' index 0 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (paper)"
 set title "ROUGE-2"
-plot "buzz_figure5_tableB.dat" index 1 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "BUZZ (paper)", \
+plot "buzz_figure5_tableB.dat" index 1 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "BUZZ (ours)", \
+     '' index 1 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "BUZZ (paper)", \
+     '' index 1 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (ours)", \
      '' index 1 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (paper)", \
+     '' index 1 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "H2O (ours)", \
      '' index 1 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title "H2O (paper)", \
+     '' index 1 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (ours)", \
      '' index 1 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (paper)"
 set title "ROUGE-L"
-plot "buzz_figure5_tableB.dat" index 2 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "BUZZ (paper)", \
+plot "buzz_figure5_tableB.dat" index 2 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "BUZZ (ours)", \
+     '' index 2 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "BUZZ (paper)", \
+     '' index 2 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (ours)", \
      '' index 2 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (paper)", \
+     '' index 2 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "H2O (ours)", \
      '' index 2 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title "H2O (paper)", \
+     '' index 2 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (ours)", \
      '' index 2 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (paper)"
 unset multiplot
 set output
@@ -48,19 +60,31 @@ set grid ytics
 set key below horizontal maxcols 2 Left reverse
 set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05
 set title "ROUGE-1"
-plot "buzz_figure5_tableB.dat" index 0 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "BUZZ (paper)", \
+plot "buzz_figure5_tableB.dat" index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "BUZZ (ours)", \
+     '' index 0 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "BUZZ (paper)", \
+     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (ours)", \
      '' index 0 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (paper)", \
+     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "H2O (ours)", \
      '' index 0 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title "H2O (paper)", \
+     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (ours)", \
      '' index 0 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (paper)"
 set title "ROUGE-2"
-plot "buzz_figure5_tableB.dat" index 1 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "BUZZ (paper)", \
+plot "buzz_figure5_tableB.dat" index 1 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "BUZZ (ours)", \
+     '' index 1 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "BUZZ (paper)", \
+     '' index 1 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (ours)", \
      '' index 1 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (paper)", \
+     '' index 1 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "H2O (ours)", \
      '' index 1 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title "H2O (paper)", \
+     '' index 1 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (ours)", \
      '' index 1 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (paper)"
 set title "ROUGE-L"
-plot "buzz_figure5_tableB.dat" index 2 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "BUZZ (paper)", \
+plot "buzz_figure5_tableB.dat" index 2 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "BUZZ (ours)", \
+     '' index 2 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "BUZZ (paper)", \
+     '' index 2 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (ours)", \
      '' index 2 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (paper)", \
+     '' index 2 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "H2O (ours)", \
      '' index 2 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title "H2O (paper)", \
+     '' index 2 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (ours)", \
      '' index 2 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (paper)"
 unset multiplot
 set output

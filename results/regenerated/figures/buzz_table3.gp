@@ -14,7 +14,8 @@ unset logscale x
 unset logscale y
 set grid
 set key outside right top
-plot "buzz_table3.dat" index 0 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' title "Full"
+plot "buzz_table3.dat" index 0 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' title "BUZZ (Cache size 50)", \
+     '' index 1 using 1:2 with lines lw 1.5 lc rgb '#d62728' title "BUZZ (Cache size 100)"
 set output
 reset
 set datafile separator "\t"
@@ -30,5 +31,6 @@ unset logscale x
 unset logscale y
 set grid
 set key outside right top
-plot "buzz_table3.dat" index 0 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' title "Full"
+plot "buzz_table3.dat" index 0 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' title "BUZZ (Cache size 50)", \
+     '' index 1 using 1:2 with lines lw 1.5 lc rgb '#d62728' title "BUZZ (Cache size 100)"
 set output

@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""Summarises results/regenerated/<id>.md (written by `kvbench table`) into SUMMARY.md: per table,
+the filled cells, the missing ones and Kendall's tau-b between our ordering and the paper's.
+
+Usage: scripts/summarize_regenerated.py [results/regenerated]"""
+import glob
+import json
+import os
+import re
+import sys
+
+out_dir = sys.argv[1] if len(sys.argv) > 1 else "results/regenerated"
+rows = []
+for spec in sorted(glob.glob("results/tables/*.json")):
+    sid = os.path.basename(spec)[:-5]
+    title = json.load(open(spec, encoding="utf-8"))["title"]
+    md = os.path.join(out_dir, sid + ".md")
+    if not os.path.exists(md):
+        rows.append((sid, title, "not regenerated", "—"))
+        continue
+    text = open(md, encoding="utf-8").read()
+    missing = re.search(r"Missing: (\d+) of (\d+) cells", text)
+    cells = "all filled" if not missing else f"{int(missing.group(2)) - int(missing.group(1))} of {missing.group(2)} filled"
+    tau = re.search(r"Kendall's tau-b[^:]*: (.*?)\.\n", text)
+    taus = tau.group(1) if tau else "no paper numbers to rank against" if "gives no numbers" in text else "fewer than 3 rows with both numbers"
+    rows.append((sid, title, cells, taus))
+
+with open(os.path.join(out_dir, "SUMMARY.md"), "w", encoding="utf-8") as f:
+    f.write("# Regenerated tables: cells and rank agreement with the papers\n\n")
+    f.write("Written by scripts/summarize_regenerated.py from the tables of scripts/regenerate_tables.sh. "
+            "Kendall's tau-b per column over the rows (methods) with both numbers: 1 = the paper's order, "
+            "-1 = reversed, about 0 = unrelated.\n\n")
+    f.write("| spec | table | cells | Kendall tau-b per column (rows) |\n|---|---|---|---|\n")
+    for sid, title, cells, taus in rows:
+        f.write(f"| `{sid}` | {title} | {cells} | {taus} |\n")
+print(os.path.join(out_dir, "SUMMARY.md"))
