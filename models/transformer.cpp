@@ -1,6 +1,7 @@
 #include "models/transformer.hpp"
 
 #include "models/attention.hpp"
+#include "policies/gqa_mode.hpp"
 
 namespace kvbench::models {
 namespace {
@@ -71,7 +72,7 @@ torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t f
       k = rope_.apply(k, positions);
     }
     policies::LayerCache& layer_cache = cache.layer(l);
-    layer_cache.append(k, v, positions.to(device()));
+    policies::append_model_heads(layer_cache, k, v, positions.to(device()));  // repeats for gqa: repeat
     AttentionResult attn = attend(q, layer_cache, rope_, request);
     if (control.inspect) control.inspect(l, layer_cache, attn.stats);
     if (control.on_attention) control.on_attention(l, q, k, v, positions, attn.output);

@@ -10,9 +10,12 @@
 //     every head keeps at least α·b;
 //  3. each head keeps its own top-capacity tokens plus the window: heads are ragged
 //     (LayerCache::keep with counts) and the layer's total stays H·B.
-// The reference uses floor(α·b) and rounds each head separately, so its total can differ from
-// H·b by a few tokens; by default the capacities are apportioned by largest remainder so the total
-// is exactly H·b (`reference_rounding: true` restores the reference's arithmetic). `skip_layers`
+// The reference takes ⌊α·b⌋ and rounds each head separately (round half to even, as torch.round):
+// c_i·(1 − α) + ⌊α·b⌋, so its total can differ from H·b by a few tokens; that is the default
+// (`reference_rounding: true`); `false` apportions by largest remainder so the total is exactly
+// H·b. GQA (`gqa`, the snapkv scorer): `repeat` (default: the reference without `gqa_support`
+// repeats K/V to the query heads and allocates over the H query heads) or `reduce` (its
+// `gqa_support` with `gqa_func` = head_reduce, allocating over the KV heads). `skip_layers`
 // (the code's `skip`) keeps the first layers uniform; `normalize` (the code's option) weights each
 // head's scores by the share of its mass in its own top-b; `pyramid` (+ `beta`) gives Ada-PyramidKV
 // (the code's pyram_mode). layer_budget() reports the most one head can hold.
@@ -21,6 +24,7 @@
 #include <limits>
 
 #include "policies/attention_scorers.hpp"
+#include "policies/gqa_mode.hpp"
 #include "policies/keep_scored.hpp"
 #include "policies/pyramid_budgets.hpp"
 #include "policies/registry.hpp"
@@ -67,16 +71,21 @@ class AdaKvPolicy : public Policy {
   int64_t layer_budget(int64_t layer) const override {
     if (info_.budget == std::numeric_limits<int64_t>::max()) return info_.budget;
     const double b = static_cast<double>(base(layer));
-    const double heads = static_cast<double>(std::max<int64_t>(info_.n_kv_heads, 1));
+    const int64_t stored = scorer_->repeats_kv() ? std::max(info_.n_heads, info_.n_kv_heads) : info_.n_kv_heads;
+    const double heads = static_cast<double>(std::max<int64_t>(stored, 1));
     return scorer_->recent(info_.budget) + static_cast<int64_t>(std::ceil(alpha_ * b + (1 - alpha_) * heads * b - 1e-9));
   }
 
   void compress(int64_t layer, LayerCache& cache, Phase) override {
-    const int64_t H = cache.kv_heads(), n = cache.size();
     const int64_t w = std::min(scorer_->recent(info_.budget), std::max<int64_t>(info_.budget, 1));
     const int64_t b = base(layer);
-    torch::Tensor counts = valid_counts(cache);
-    if (counts.sum().item<int64_t>() <= H * (w + b) && counts.max().item<int64_t>() <= layer_budget(layer)) return;
+    {
+      torch::Tensor counts = valid_counts(cache);
+      const int64_t heads = cache.kv_heads();
+      if (counts.sum().item<int64_t>() <= heads * (w + b) && counts.max().item<int64_t>() <= layer_budget(layer)) return;
+    }
+    if (scorer_->repeats_kv()) repeat_to_query_heads(cache, info_);
+    const int64_t H = cache.kv_heads(), n = cache.size();
     torch::Tensor window = newest_valid(cache, w).to(torch::kCPU);
     if (b <= 0) {  // the budget is all window
       keep_best(cache, torch::zeros({1, n}), std::max<int64_t>(w, 1), window);
@@ -136,7 +145,9 @@ class AdaKvPolicy : public Policy {
       for (int64_t h = 0; h < H; ++h) {
         const double ch = static_cast<double>(c[h].item<int64_t>());
         if (reference_rounding_)
-          capacity[h] = std::llround(std::nearbyint(ch * (1 - alpha_) + std::floor(static_cast<double>(b) * alpha_)));
+          // In float32 as the reference (an int tensor times a Python float), rounded half to even.
+          capacity[h] = static_cast<int64_t>(std::nearbyint(static_cast<float>(ch) * static_cast<float>(1 - alpha_) +
+                                                            static_cast<float>(std::floor(static_cast<double>(b) * alpha_))));
         else
           ideal[h] = alpha_ * static_cast<double>(b) + (1 - alpha_) * ch;
       }
@@ -158,7 +169,7 @@ class AdaKvPolicy : public Policy {
 nlohmann::json adakv_defaults() {
   nlohmann::json d = {{"scorer", "snapkv"}, {"floor_alpha", 0.2},          {"skip_layers", 0},
                       {"normalize", false}, {"pyramid", false},           {"beta", 20},
-                      {"reference_rounding", false}};
+                      {"reference_rounding", true}};
   for (const char* s : {"snapkv", "h2o", "tova", "scissorhands"}) d.update(scorer_defaults(s));
   return d;
 }

@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "policies/gqa_mode.hpp"
 #include "policies/keep_scored.hpp"
 
 namespace kvbench::policies {
@@ -80,13 +81,17 @@ class LastQueryScorer : public SlotScorer {
 // same ranking), reduced from query heads to KV heads, then pooled along the sequence (max, kernel
 // 7) over the slots outside the window only — the window slots are zeroed before pooling, which
 // equals the reference's pooling of the prefix alone for both max (scores ≥ 0) and avg (zero pads).
+// GQA (`gqa`): `repeat` (default, the official code) keeps the query heads' scores apart and the
+// policy repeats the layer's K/V to the query heads before selecting; `reduce` reduces them to
+// their KV head with `head_reduce` (policies/gqa_mode.hpp).
 class WindowAttentionScorer : public SlotScorer {
  public:
   explicit WindowAttentionScorer(const nlohmann::json& p)
       : window_(p.value("window", 32)),
         kernel_(p.value("kernel", 7)),
         pooling_(p.value("pooling", "max")),
-        reduce_(parse_head_reduce(p.value("head_reduce", "mean"))) {
+        reduce_(parse_head_reduce(p.value("head_reduce", "mean"))),
+        gqa_(parse_gqa_mode(p.value("gqa", "repeat"))) {
     if (window_ < 1) throw std::invalid_argument("snapkv: window must be at least 1");
     if (kernel_ < 1 || kernel_ % 2 == 0) throw std::invalid_argument("snapkv: kernel must be odd and positive");
     if (pooling_ != "max" && pooling_ != "avg" && pooling_ != "none")
@@ -100,11 +105,16 @@ class WindowAttentionScorer : public SlotScorer {
   }
   void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase) override {
     if (!stats.window_rows.defined()) return;
-    summed_[layer] = cpu_f32(reduce_to_kv_heads(stats.window_rows.sum(1), cache.kv_heads(), reduce_));
+    torch::Tensor summed = stats.window_rows.sum(1);  // [heads, n]
+    summed_[layer] = cpu_f32(gqa_ == GqaMode::kRepeat ? summed : reduce_to_kv_heads(summed, cache.kv_heads(), reduce_));
   }
   int64_t recent(int64_t budget) const override { return std::min(window_, budget); }
+  bool repeats_kv() const override { return gqa_ == GqaMode::kRepeat; }
   torch::Tensor scores(int64_t layer, const LayerCache& cache, int64_t recent) override {
     torch::Tensor s = LastQueryScorer::row_or_zeros(summed_, layer, cache);
+    if (s.size(0) != cache.kv_heads())
+      throw std::logic_error("snapkv scorer: " + std::to_string(s.size(0)) + " score rows for " +
+                             std::to_string(cache.kv_heads()) + " stored heads (gqa repeat: repeat the cache first)");
     torch::Tensor outside = newest_valid(cache, recent).logical_not().to(torch::kCPU);
     if (!cache.all_valid()) outside = outside.logical_and(cache.valid().to(torch::kCPU));
     return pool_scores(s * outside.to(torch::kFloat32), pooling_, kernel_);
@@ -114,7 +124,8 @@ class WindowAttentionScorer : public SlotScorer {
   int64_t window_, kernel_;
   std::string pooling_;
   HeadReduce reduce_;
-  std::map<int64_t, torch::Tensor> summed_;  // per layer: [kv_heads, n] window-summed attention
+  GqaMode gqa_;
+  std::map<int64_t, torch::Tensor> summed_;  // per layer: [stored heads, n] window-summed attention
 };
 
 // ScissorHands (Liu et al., NeurIPS 2023, Alg. 2; no public reference code): a slot's importance
@@ -199,7 +210,8 @@ std::unique_ptr<SlotScorer> make_scorer(const std::string& name, const nlohmann:
 nlohmann::json scorer_defaults(const std::string& name) {
   if (name == "h2o") return {{"recent_ratio", 0.5}, {"head_reduce", "mean"}};
   if (name == "tova") return {{"head_reduce", "mean"}};
-  if (name == "snapkv") return {{"window", 32}, {"kernel", 7}, {"pooling", "max"}, {"head_reduce", "mean"}};
+  if (name == "snapkv")
+    return {{"window", 32}, {"kernel", 7}, {"pooling", "max"}, {"head_reduce", "mean"}, {"gqa", "repeat"}};
   if (name == "scissorhands") return {{"history_window", 400}, {"recent", 10}, {"head_reduce", "mean"}};
   throw std::invalid_argument("scorer must be snapkv, h2o, tova or scissorhands, got '" + name + "'");
 }

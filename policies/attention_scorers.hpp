@@ -28,7 +28,10 @@ class SlotScorer {
   // How many of the newest tokens the policy keeps unconditionally under a budget of `budget`
   // (H2O's recent window, SnapKV's observation window, ScissorHands' r, TOVA: none).
   virtual int64_t recent(int64_t budget) const = 0;
-  // [kv_heads, size] float32 on the CPU, higher = more important. `recent` is the number of
+  // True when the scores are per query head and the policy must repeat a GQA layer's K/V to the
+  // query heads before selecting (GqaMode::kRepeat; the SnapKV scorer's default).
+  virtual bool repeats_kv() const { return false; }
+  // [kv_heads, size] float32 on the CPU (one row per stored head), higher = more important. `recent` is the number of
   // protected newest slots (SnapKV pools over the older slots only).
   virtual torch::Tensor scores(int64_t layer, const LayerCache& cache, int64_t recent) = 0;
 };

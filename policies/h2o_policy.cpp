@@ -12,7 +12,8 @@
 //    once to the prompt.
 //  - "oneshot": H2O as the one-shot prompt compressor of KVCache-Factory (H2OKVCluster, the H2O
 //    baseline of SnapKV/PyramidKV/Ada-KV tables): column sums of the prompt's queries, a fixed
-//    recent window of `window` tokens (32) and B − window heavy hitters, compressing the prompt
+//    recent window of `window` tokens (8, as KVCache-Factory's LongBench runner sets for H2O) and
+//    B − window heavy hitters, compressing the prompt
 //    once; it refuses to evict during streaming or decoding (use real_drop for that).
 #include "policies/registry.hpp"
 #include "policies/scored_policy.hpp"
@@ -54,7 +55,7 @@ const PolicyRegistration registration({
     "h2o",
     "Heavy hitters (accumulated attention) + recent window, per KV head",
     "H2O (Zhang et al., NeurIPS 2023, Alg. 1; FMInference/H2O utils_real_drop; oneshot: KVCache-Factory H2OKVCluster)",
-    {{"variant", "real_drop"}, {"recent_ratio", 0.5}, {"window", 32}, {"head_reduce", "mean"}},
+    {{"variant", "real_drop"}, {"recent_ratio", 0.5}, {"window", 8}, {"head_reduce", "mean"}},
     [](const nlohmann::json& p) { return std::make_unique<H2OPolicy>(p); }});
 
 }  // namespace

@@ -2,19 +2,24 @@
 // layer over SnapKV's scoring (observation window, pooling, window kept):
 //  1. P[h,t] = mean attention of the last O queries to token t (eq. 8), per query head;
 //  2. cross-head coverage: the δ heads with the lowest std of P over tokens (eq. 10; entropy as
-//     the Table 10f ablation) are rescored with the wider window O' (eq. 11);
+//     the Table 10f ablation) are rescored with the wider window O' (eq. 11). σ is taken over all
+//     T tokens as eq. 10 writes it (P ∈ R^{H×T}), window included (`std_over: prefix`: over the
+//     tokens outside the window only, the earlier reading);
 //  3. cross-layer coverage: I[t] = window mean of the max over heads (eq. 13), coverage[t] =
 //     n_t/(ℓ+1) with n_t the layers before ℓ that kept t (eq. 12), focus = I·(1 − coverage)
 //     (eq. 14), P' = P + λ·focus (eq. 15);
 //  4. the top β·B tokens of each head by P are forced kept (eq. 16 sets P' = 1; we rank them above
 //     every other score so they are never evicted; `force_literal_one` restores the literal 1.0);
 //  5. SnapKV's selection on P': the O window tokens plus the top (B − O) others.
-// Scores are computed per query head (A ∈ R^{L×H×T×T} in the paper) and reduced to the KV head
-// that stores them (`head_reduce`, mean by default) for the final choice. SnapKV's 1D pooling
-// (max, kernel 7) is applied to P and P' as "all other details adapted from SnapKV" (§5.1).
+// Scores are computed per query head (A ∈ R^{L×H×T×T} in the paper). GQA (`gqa`; no official
+// code): `repeat` (default) as the official SnapKV code K-VEC adapts (§5.1), every query head
+// keeps its own tokens and the layer stores n_heads heads; `reduce` reduces P and P' to the KV
+// head with `head_reduce`. SnapKV's 1D pooling (max, kernel 7) is applied to P (after step 2)
+// and to the focus term, our reading of "all other details adapted from SnapKV" (§5.1).
 #include <algorithm>
 #include <cmath>
 
+#include "policies/gqa_mode.hpp"
 #include "policies/head_reduce.hpp"
 #include "policies/registry.hpp"
 #include "policies/selection.hpp"
@@ -36,7 +41,9 @@ class KvecPolicy : public Policy {
         pooling_(p["pooling"]),
         kernel_(p["kernel"]),
         literal_one_(p["force_literal_one"]),
-        reduce_(parse_head_reduce(p["head_reduce"])) {
+        reduce_(parse_head_reduce(p["head_reduce"])),
+        gqa_(parse_gqa_mode(p["gqa"])),
+        std_over_all_(parse_std_over(p["std_over"])) {
     if (window_ < 1 || wide_window_ < window_) throw std::invalid_argument("kvec: need 1 <= window <= wide_window");
     if (!(beta_ >= 0.0 && beta_ <= 1.0))
       throw std::invalid_argument("kvec: parameter 'beta' (the forced share of the budget) must be in [0, 1], got " +
@@ -78,10 +85,13 @@ class KvecPolicy : public Policy {
       cache.keep(torch::arange(n - std::min(budget, n), n, torch::kInt64).unsqueeze(0));
       return;
     }
-    torch::Tensor P = window_mean(window_).narrow(-1, 0, prefix);  // [H, prefix]
+    if (gqa_ == GqaMode::kRepeat) repeat_to_query_heads(cache, info_);
+    torch::Tensor P_all = window_mean(window_);        // [H, n]
+    torch::Tensor P = P_all.narrow(-1, 0, prefix);     // [H, prefix]
     if (head_coverage_ && delta_ > 0) {
       torch::Tensor wide = window_mean(wide_window_).narrow(-1, 0, prefix);
-      torch::Tensor focus = criterion_ == "std" ? P.std(1) : entropy(P);
+      const torch::Tensor& over = std_over_all_ ? P_all : P;
+      torch::Tensor focus = criterion_ == "std" ? over.std(1) : entropy(over);
       // Lowest std = least focused; highest entropy = least focused.
       torch::Tensor order = std::get<1>(focus.sort(/*stable=*/true, 0, /*descending=*/criterion_ == "entropy"));
       for (int64_t i = 0; i < std::min<int64_t>(delta_, P.size(0)); ++i) {
@@ -124,6 +134,12 @@ class KvecPolicy : public Policy {
     return rows_.narrow(1, rows_.size(1) - rows, rows).mean(1);
   }
 
+  static bool parse_std_over(const std::string& v) {
+    if (v == "all") return true;
+    if (v == "prefix") return false;
+    throw std::invalid_argument("kvec: std_over must be all or prefix, got '" + v + "'");
+  }
+
   static torch::Tensor entropy(const torch::Tensor& P) {
     torch::Tensor p = P / P.sum(1, true).clamp_min(1e-30);
     return -(p * (p.clamp_min(1e-30)).log()).sum(1);
@@ -159,6 +175,8 @@ class KvecPolicy : public Policy {
   int64_t kernel_;
   bool literal_one_;
   HeadReduce reduce_;
+  GqaMode gqa_;
+  bool std_over_all_;  // eq. 10's σ over all T tokens (true) or the tokens outside the window
   torch::Tensor layer_counts_;  // n_t per original position
   torch::Tensor rows_;          // this layer's window rows [H, w, n]
 };
@@ -178,6 +196,8 @@ const PolicyRegistration registration({
      {"pooling", "max"},
      {"kernel", 7},
      {"force_literal_one", false},
+     {"std_over", "all"},
+     {"gqa", "repeat"},
      {"head_reduce", "mean"}},
     [](const nlohmann::json& p) { return std::make_unique<KvecPolicy>(p); }});
 

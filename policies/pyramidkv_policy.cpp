@@ -1,11 +1,14 @@
 // PyramidKV (Cai, Zhang et al., "PyramidKV: Dynamic KV Cache Compression based on Pyramidal
 // Information Funneling", 2024; reference code Zefan-Cai/PyramidKV pyramidkv_utils.py,
 // PyramidKVCluster): SnapKV's scores (observation window, pooling, per-head top-k + window) with
-// layer budgets decreasing linearly from the bottom layer (most) to the top layer (least), β = 20:
+// layer budgets decreasing linearly from the bottom layer (most) to the top layer (least), β = 20,
+// observation window 8 (KVCache-Factory's LongBench runner: window_sizes = 8, kernel 7, maxpool):
 // min = (C − w)/β, max = 2(C − w) − min, capacity[l] = max − l·(max − min)/(L − 1), plus the
-// window (policies/pyramid_budgets.hpp for the reference's clamping and rounding). The budgets of
-// the L layers sum to L·C (`reference_rounding: true`: the reference's integer steps, which can
-// exceed it). layer_budget(l) reports each layer's own budget.
+// window (policies/pyramid_budgets.hpp for the reference's clamping and rounding). By default the
+// reference's integer steps (`reference_rounding: true`, whose budgets can sum to more than L·C);
+// `reference_rounding: false` apportions them to sum to exactly L·C. GQA (`gqa`): `repeat`
+// (default: KVCache-Factory's default kv_cache_granularity query_head) or `reduce` (its kv_head
+// mode). layer_budget(l) reports each layer's own budget.
 #include <limits>
 #include <vector>
 
@@ -52,7 +55,7 @@ const PolicyRegistration registration({
     "pyramidkv",
     "SnapKV scoring with linearly decreasing per-layer budgets (pyramid)",
     "PyramidKV (Cai/Zhang et al. 2024; Zefan-Cai/PyramidKV PyramidKVCluster, beta 20)",
-    {{"window", 32}, {"kernel", 7}, {"pooling", "max"}, {"head_reduce", "mean"}, {"beta", 20}, {"reference_rounding", false}},
+    {{"window", 8}, {"kernel", 7}, {"pooling", "max"}, {"head_reduce", "mean"}, {"gqa", "repeat"}, {"beta", 20}, {"reference_rounding", true}},
     [](const nlohmann::json& p) { return std::make_unique<PyramidKvPolicy>(p); }});
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "policies/attention_scorers.hpp"
+#include "policies/gqa_mode.hpp"
 #include "policies/keep_scored.hpp"
 #include "policies/policy.hpp"
 
@@ -28,6 +29,7 @@ class ScoredPolicy : public Policy {
   void compress(int64_t layer, LayerCache& cache, Phase phase) override {
     const int64_t budget = std::max<int64_t>(1, layer_budget(layer));
     if (fits_budget(cache, budget)) return;
+    if (scorer_->repeats_kv()) repeat_to_query_heads(cache, info_);
     const int64_t recent = std::min(budget, recent_slots(budget));
     torch::Tensor scores = scorer_->scores(layer, cache, recent);
     // TOVA: one ranking for every head, the scores averaged over heads.

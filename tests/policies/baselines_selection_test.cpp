@@ -6,6 +6,7 @@
 
 #include "policies/attention_scorers.hpp"
 #include "policies/baselines_helpers.hpp"
+#include "policies/gqa_mode.hpp"
 #include "policies/registry.hpp"
 
 namespace kvbench::policies {
@@ -182,8 +183,8 @@ TEST(BaselineSnapKV, PoolingChangesTheChoice) {
   EXPECT_EQ(run("avg"), (std::set<int64_t>{10, 11, 18, 19}));
 }
 
-TEST(BaselineSnapKV, GqaReducesQueryHeadsToTheirKvHeadPerHeadChoice) {
-  auto policy = make_policy("snapkv", {{"window", 1}, {"pooling", "none"}});
+TEST(BaselineSnapKV, GqaReduceReducesQueryHeadsToTheirKvHeadPerHeadChoice) {
+  auto policy = make_policy("snapkv", {{"window", 1}, {"pooling", "none"}, {"gqa", "reduce"}});
   policy->begin(info_for(1, 4, 2, 2, 6));
   LayerCache cache = cache_of(2, 6);
   // KV head 0 <- query heads 0, 1; KV head 1 <- query heads 2, 3.
@@ -199,8 +200,51 @@ TEST(BaselineSnapKV, GqaReducesQueryHeadsToTheirKvHeadPerHeadChoice) {
   EXPECT_EQ(kept(cache, 1), (std::set<int64_t>{4, 5}));  // mean: 0, 0.35, 0, 0, 0.45
 }
 
+// GQA repeat (the default, the official SnapKV): K/V are repeated to the query heads, every query
+// head keeps its own tokens, the layer then stores (and counts the bytes of) 4 heads, and later
+// tokens are appended to every copy.
+TEST(BaselineSnapKV, GqaRepeatKeepsTokensPerQueryHeadAndStoresEveryHead) {
+  auto policy = make_policy("snapkv", {{"window", 1}, {"pooling", "none"}});
+  policy->begin(info_for(1, 4, 2, 2, 6));
+  LayerCache cache = cache_of(2, 6);
+  const int64_t bytes_per_head_slot = 2 * 2 * 4;
+  policy->observe(0, cache,
+                  window_rows({{0.5f, 0.0f, 0.2f, 0.1f, 0.0f, 0.2f},
+                               {0.0f, 0.0f, 0.5f, 0.3f, 0.0f, 0.2f},
+                               {0.0f, 0.1f, 0.0f, 0.0f, 0.7f, 0.2f},
+                               {0.0f, 0.6f, 0.0f, 0.0f, 0.2f, 0.2f}},
+                              3),
+                  Phase::kPrefill);
+  policy->compress(0, cache, Phase::kPrefill);
+  ASSERT_EQ(cache.kv_heads(), 4);
+  EXPECT_EQ(kept(cache, 0), (std::set<int64_t>{0, 5}));  // query head 0's own top token
+  EXPECT_EQ(kept(cache, 1), (std::set<int64_t>{2, 5}));
+  EXPECT_EQ(kept(cache, 2), (std::set<int64_t>{4, 5}));
+  EXPECT_EQ(kept(cache, 3), (std::set<int64_t>{1, 5}));
+  EXPECT_EQ(cache.logical_bytes(), 4 * 2 * bytes_per_head_slot);  // ×2 the reduce mode's 2 heads
+  // The copies hold their KV head's keys: query heads 0, 1 <- KV head 0 (token t has key (t, -t)).
+  EXPECT_FLOAT_EQ(cache.keys()[1][0][0].item<float>(), 2.0f);
+  // Decode: the model's 2 KV heads are appended to all 4 stored heads (as the runtime appends).
+  torch::Tensor k = torch::tensor({6.0f, -6.0f, 60.0f, -60.0f}).reshape({2, 1, 2});
+  append_model_heads(cache, k, k.clone(), torch::tensor({6L}));
+  EXPECT_EQ(cache.size(), 3);
+  for (int64_t h = 0; h < 4; ++h) EXPECT_TRUE(kept(cache, h).count(6));
+  EXPECT_FLOAT_EQ(cache.keys()[1][2][0].item<float>(), 6.0f);   // query head 1 <- KV head 0
+  EXPECT_FLOAT_EQ(cache.keys()[2][2][0].item<float>(), 60.0f);  // query head 2 <- KV head 1
+  EXPECT_THROW(append_model_heads(cache, torch::zeros({3, 1, 2}), torch::zeros({3, 1, 2}), torch::tensor({7L})),
+               std::invalid_argument);
+  // MHA is untouched by the mode.
+  auto mha = make_policy("snapkv", {{"window", 1}, {"pooling", "none"}});
+  mha->begin(info_for(1, 2, 2, 2, 6));
+  LayerCache two = cache_of(2, 6);
+  mha->observe(0, two, window_rows({{0.5f, 0, 0, 0, 0, 0.2f}, {0, 0.5f, 0, 0, 0, 0.2f}}, 3), Phase::kPrefill);
+  mha->compress(0, two, Phase::kPrefill);
+  EXPECT_EQ(two.kv_heads(), 2);
+  EXPECT_THROW(make_policy("snapkv", {{"gqa", "mean"}}), std::invalid_argument);
+}
+
 TEST(BaselinePyramidKV, LayerBudgetsDecreaseAndSumToLTimesC) {
-  auto policy = make_policy("pyramidkv");
+  auto policy = make_policy("pyramidkv", {{"window", 32}, {"reference_rounding", false}});
   policy->begin(info_for(5, 8, 4, 100, 1000));
   // base = 100 − 32 = 68; min = 68/20 = 3; max = 133; exact steps of 32.5 -> 133, 100.5, 68, 35.5, 3.
   std::vector<int64_t> budgets;
@@ -211,8 +255,8 @@ TEST(BaselinePyramidKV, LayerBudgetsDecreaseAndSumToLTimesC) {
   EXPECT_EQ(budgets.front(), 133 + 32);
   EXPECT_EQ(budgets.back(), 3 + 32);
   EXPECT_EQ(budgets, (std::vector<int64_t>{165, 133, 100, 67, 35}));
-  // The reference's integer steps: (133 − 3) // 4 = 32 -> 133, 101, 69, 37, 5 (+32): sum 505.
-  auto reference = make_policy("pyramidkv", {{"reference_rounding", true}});
+  // The reference's integer steps (the default): (133 − 3) // 4 = 32 -> 133, 101, 69, 37, 5 (+32): sum 505.
+  auto reference = make_policy("pyramidkv", {{"window", 32}});
   reference->begin(info_for(5, 8, 4, 100, 1000));
   std::vector<int64_t> ref;
   for (int64_t l = 0; l < 5; ++l) ref.push_back(reference->layer_budget(l));
@@ -247,10 +291,11 @@ TEST(BaselinePyramidKV, EachLayerIsCompressedToItsOwnBudget) {
 TEST(BaselineAdaKV, DispersedHeadGetsMoreSlotsThanAConcentratedOneAndTheTotalHolds) {
   // Two KV heads, window 2, B = 6: b = 4, H·b = 8 slots outside the windows. Head 0 concentrates
   // on one token; head 1 spreads over ten. Top-8 over both: 1 from head 0, 7 from head 1;
-  // safeguard α = 0.2: 0.8 + 0.8·1 = 1.6 and 0.8 + 0.8·7 = 6.4 -> apportioned 2 and 6.
+  // safeguard α = 0.2: 0.8 + 0.8·1 = 1.6 and 0.8 + 0.8·7 = 6.4 -> apportioned 2 and 6
+  // (reference_rounding false; the reference's round(0.8·c + ⌊0.8⌋) gives 1 and 6, below).
   std::vector<float> peaked(12, 0.005f), flat(12, 0.1f);
   peaked[4] = 0.9f;
-  auto policy = make_policy("adakv", {{"window", 2}, {"pooling", "none"}});
+  auto policy = make_policy("adakv", {{"window", 2}, {"pooling", "none"}, {"reference_rounding", false}});
   policy->begin(info_for(1, 2, 2, 6, 12));
   LayerCache cache = cache_of(2, 12);
   policy->observe(0, cache, window_rows({peaked, flat}, 2), Phase::kPrefill);
@@ -271,12 +316,20 @@ TEST(BaselineAdaKV, DispersedHeadGetsMoreSlotsThanAConcentratedOneAndTheTotalHol
   uniform->compress(0, same, Phase::kPrefill);
   EXPECT_EQ(kept(same, 0).size(), 6u);
   EXPECT_EQ(kept(same, 1).size(), 6u);
+  // The default (the reference's rounding): 1 + 2 and 6 + 2 slots, 11 in all.
+  auto reference = make_policy("adakv", {{"window", 2}, {"pooling", "none"}});
+  reference->begin(info_for(1, 2, 2, 6, 12));
+  LayerCache ref = cache_of(2, 12);
+  reference->observe(0, ref, window_rows({peaked, flat}, 2), Phase::kPrefill);
+  reference->compress(0, ref, Phase::kPrefill);
+  EXPECT_EQ(kept(ref, 0), (std::set<int64_t>{4, 10, 11}));
+  EXPECT_EQ(kept(ref, 1).size(), 8u);
 }
 
 TEST(BaselineAdaKV, RaggedCachesStayWithinTheLayerTotalWhileDecoding) {
   std::vector<float> peaked(12, 0.005f), flat(12, 0.1f);
   peaked[4] = 0.9f;
-  auto policy = make_policy("adakv", {{"window", 2}, {"pooling", "none"}});
+  auto policy = make_policy("adakv", {{"window", 2}, {"pooling", "none"}, {"reference_rounding", false}});
   policy->begin(info_for(1, 2, 2, 6, 12));
   LayerCache cache = cache_of(2, 12);
   policy->observe(0, cache, window_rows({peaked, flat}, 2), Phase::kPrefill);

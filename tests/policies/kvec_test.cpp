@@ -114,6 +114,35 @@ TEST(Kvec, CrossHeadRescoresOnlyTheLeastFocusedHeads) {
   EXPECT_TRUE(kept_positions(cache, 1).count(1));
 }
 
+// Eq. 10: σ over all T tokens (default, P ∈ R^{H×T}) or over the tokens outside the window only.
+// Head 0 is flat outside the window but puts 0.95 on the window token: over all tokens it is the
+// more focused head, over the prefix the less focused one. δ = 1 rescores the other head with O'.
+TEST(Kvec, StdOverAllTokensOrPrefixPicksDifferentHeads) {
+  torch::Tensor rows = torch::zeros({2, 3, 6});
+  rows[0][2] = torch::tensor({0.01f, 0.01f, 0.01f, 0.01f, 0.01f, 0.95f});  // last row (O = 1)
+  rows[0][0][1] = 5.0f, rows[0][1][1] = 5.0f;                             // wider window: token 1
+  rows[1][2] = torch::tensor({0.3f, 0.0f, 0.1f, 0.0f, 0.0f, 0.6f});
+  rows[1][0][3] = 5.0f, rows[1][1][3] = 5.0f;                             // wider window: token 3
+  auto run = [&](const std::string& over) {
+    auto policy = make_policy("kvec", {{"window", 1}, {"wide_window", 3}, {"delta", 1}, {"pooling", "none"},
+                                       {"beta", 0.0}, {"layer_coverage", false}, {"std_over", over}});
+    policy->begin(info_for(1, 2, 2, 6));
+    LayerCache cache = filled_cache(2, 6);
+    AttentionStats s;
+    s.window_rows = rows;
+    policy->observe(0, cache, s, Phase::kPrefill);
+    policy->compress(0, cache, Phase::kPrefill);
+    return std::make_pair(kept_positions(cache, 0), kept_positions(cache, 1));
+  };
+  auto [all0, all1] = run("all");  // head 1 has the lower σ: rescored, keeps token 3
+  EXPECT_EQ(all0, (std::set<int64_t>{0, 5}));
+  EXPECT_EQ(all1, (std::set<int64_t>{3, 5}));
+  auto [pre0, pre1] = run("prefix");  // head 0 (flat prefix) is rescored: keeps token 1
+  EXPECT_EQ(pre0, (std::set<int64_t>{1, 5}));
+  EXPECT_EQ(pre1, (std::set<int64_t>{0, 5}));
+  EXPECT_THROW(make_policy("kvec", {{"std_over", "window"}}), std::invalid_argument);
+}
+
 // Records the original positions every layer and head keeps after each compression.
 class KeptRecorder : public Policy {
  public:
@@ -186,8 +215,9 @@ TEST(Kvec, UnionCoverageOverLayersAgainstSnapKVOnTheRealModel) {
   // focus term makes the heads of a layer agree, and its union coverage is *lower* than SnapKV's
   // at every budget >= 24 we measured. Pinned so any change to either selection is noticed:
   // 69 and 81 unique tokens of 238.
-  EXPECT_NEAR(kvec * prompt.size(), 69.0, 1e-6);
-  EXPECT_NEAR(snapkv * prompt.size(), 81.0, 1e-6);
+  // Defaults (gqa repeat, σ over all tokens): 84 vs 101 (gqa reduce, σ over the prefix: 69 vs 81).
+  EXPECT_NEAR(kvec * prompt.size(), 84.0, 1e-6);
+  EXPECT_NEAR(snapkv * prompt.size(), 101.0, 1e-6);
 }
 
 }  // namespace

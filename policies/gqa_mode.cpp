@@ -1,0 +1,39 @@
+#include "policies/gqa_mode.hpp"
+
+#include <stdexcept>
+
+namespace kvbench::policies {
+
+GqaMode parse_gqa_mode(const std::string& name) {
+  if (name == "repeat") return GqaMode::kRepeat;
+  if (name == "reduce") return GqaMode::kReduce;
+  throw std::invalid_argument("gqa must be repeat or reduce, got '" + name + "'");
+}
+
+const char* to_string(GqaMode mode) { return mode == GqaMode::kRepeat ? "repeat" : "reduce"; }
+
+void repeat_to_query_heads(LayerCache& cache, const SequenceInfo& info) {
+  const int64_t stored = cache.kv_heads();
+  if (info.n_heads <= stored) return;
+  if (info.n_heads % stored != 0)
+    throw std::invalid_argument("gqa repeat: " + std::to_string(info.n_heads) + " query heads are not a multiple of " +
+                                std::to_string(stored) + " stored heads");
+  if (!cache.all_valid()) throw std::logic_error("gqa repeat: cannot repeat a ragged cache");
+  const int64_t group = info.n_heads / stored, n = cache.size();
+  LayerCache wide(info.n_heads, cache.head_dim(), cache.keys().options(), std::max<int64_t>(n, 1));
+  if (n > 0) {
+    wide.append(cache.keys().repeat_interleave(group, 0), cache.values().repeat_interleave(group, 0),
+                cache.positions()[0]);
+    // Heads may hold different positions after per-head eviction: copy them head by head.
+    wide.positions().copy_(cache.positions().repeat_interleave(group, 0));
+  }
+  cache = std::move(wide);
+}
+
+void append_model_heads(LayerCache& cache, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& positions) {
+  const int64_t heads = k.size(0), stored = cache.kv_heads();
+  if (stored == heads || heads == 0 || stored % heads != 0) return cache.append(k, v, positions);
+  cache.append(k.repeat_interleave(stored / heads, 0), v.repeat_interleave(stored / heads, 0), positions);
+}
+
+}  // namespace kvbench::policies
