@@ -186,7 +186,8 @@ class MultidocQaTask : public Task {
     s.max_prompt_length = ctx.param<int64_t>("max_prompt_length", ctx.model ? ctx.max_context() : 0);
     s.truncation = ctx.param<std::string>("truncation", buzz ? "none" : "skip");
     s.chat_template = ctx.param<std::string>("chat_template", "none");
-    apply_chat_template(s.chat_template, "");  // validates the name
+    // Validates the name; "model" is checked against the model's tokenizer in run().
+    if (s.chat_template != kModelChatTemplate) apply_chat_template(s.chat_template, "");
     if (buzz && ctx.params.contains("template"))
       throw std::invalid_argument("multidoc_qa: the buzz style has its own prompt; task_params.template is for litm");
     if (s.gold_position >= s.documents)

@@ -88,7 +88,7 @@ TEST(ReliabilityCli, DryRunDoesNotCountATruncatedResultAsDone) {
   std::ofstream(grid) << nlohmann::json{{"name", "g"}, {"include", {job}}}.dump();
   const std::string id = harness::make_job(job).id;
   fs::create_directories(dir / "runs");
-  std::ofstream(dir / "runs" / (id + ".json")) << R"({"id": ")" + id + R"(", "spec": {"task": "tiny)";
+  std::ofstream(fs::path(dir / "runs") / (id + ".json")) << R"({"id": ")" + id + R"(", "spec": {"task": "tiny)";
   CommandResult r = run_kvbench("grid " + grid + " --dry-run --results " + (dir / "runs") + " 2>&1");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_TRUE(contains(r.output, id + "  invalid-result(will run again: ")) << r.output;

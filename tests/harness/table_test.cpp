@@ -260,7 +260,7 @@ TEST(TableSpecErrors, NameTheFileAndTheField) {
   EXPECT_TRUE(contains(e, file + ": figure.type: must be one of")) << e;
 
   EXPECT_TRUE(contains(error_of([&] { harness::load_table_spec((dir.path / "none.json").string()); }),
-                       "none.json: cannot open table spec"));
+                       "none.json: cannot open JSON file"));
 }
 
 // The committed specs: all parse, name only kvbench's tasks and policies, and their paper

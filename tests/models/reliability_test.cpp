@@ -14,6 +14,7 @@
 #include "models/device_options.hpp"
 #include "models/model_error.hpp"
 #include "models/model_loader.hpp"
+#include "models/weight_checks.hpp"
 
 namespace kvbench::models {
 namespace {

@@ -81,27 +81,5 @@ TEST(SelfBleuTask, MalformedArticleNamesFileAndLine) {
   std::filesystem::remove_all(root);
 }
 
-// BUZZ Table 3: WikiText streamed token by token through a 50-token cache.
-TEST(BuzzTable3Preset, StreamsWikiTextThroughAnAbsoluteCache) {
-  nlohmann::json spec = {{"task", "wikitext"}, {"policy", "kvec"}, {"budget", "50"}, {"protocol", "stream"},
-                         {"task_params", {{"preset", "buzz_table3"}, {"max_tokens", 160}, {"curve", false}}}};
-  nlohmann::json r = run_task(spec);
-  EXPECT_EQ(r["metrics"]["tokens"], 159);
-  EXPECT_LE(r["metrics"]["max_cache_len"].get<int64_t>(), 50);
-  EXPECT_EQ(r["examples"][0]["id"], "wikitext-stream");
-  nlohmann::json full = run_task({{"task", "wikitext"}, {"protocol", "stream"},
-                                  {"task_params", {{"preset", "buzz_table3"}, {"max_tokens", 160}, {"curve", false}}}});
-  EXPECT_EQ(full["metrics"]["max_cache_len"], 159);  // tokens 0..158 predict 1..159
-  EXPECT_NE(full["metrics"]["perplexity"], r["metrics"]["perplexity"]);
-  // The preset insists on BUZZ's setting.
-  spec["protocol"] = "oneshot";
-  EXPECT_THROW(run_task(spec), std::invalid_argument);
-  spec["protocol"] = "stream";
-  spec["budget"] = "20%";
-  EXPECT_THROW(run_task(spec), std::invalid_argument);
-  EXPECT_THROW(run_task({{"task", "pg19"}, {"protocol", "stream"}, {"task_params", {{"preset", "buzz_table3"}}}}),
-               std::invalid_argument);
-}
-
 }  // namespace
 }  // namespace kvbench::tasks
