@@ -109,12 +109,7 @@ std::unique_ptr<HfNormalizer> parse_normalizer(const JsonFields& f) {
   }
   if (type == "Replace") {
     f.allow_only({"type", "pattern", "content"});
-    JsonFields pattern = f.object("pattern");
-    if (!pattern.has("String")) pattern.fail_here("only a {\"String\": ...} pattern is supported");
-    pattern.allow_only({"String"});
-    const std::string from = pattern.string("String");
-    if (from.empty()) pattern.fail("String", "must not be empty");
-    return std::make_unique<ReplaceNormalizer>(from, f.string("content"));
+    return std::make_unique<ReplaceNormalizer>(replace_pattern_string(f), f.string("content"));
   }
   if (type == "Sequence") {
     f.allow_only({"type", "normalizers"});

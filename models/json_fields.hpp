@@ -39,4 +39,14 @@ class JsonFields {
   const nlohmann::json* value_;
 };
 
+// The `pattern` of a Replace normalizer or decoder: only {"String": "<non-empty>"} is supported.
+inline std::string replace_pattern_string(const JsonFields& step) {
+  JsonFields pattern = step.object("pattern");
+  if (!pattern.has("String")) pattern.fail_here("only a {\"String\": ...} pattern is supported");
+  pattern.allow_only({"String"});
+  std::string from = pattern.string("String");
+  if (from.empty()) pattern.fail("String", "must not be empty");
+  return from;
+}
+
 }  // namespace kvbench::models
