@@ -24,6 +24,7 @@ class AccumulatedAttentionScorer : public SlotScorer {
     if (!(recent_ratio_ >= 0 && recent_ratio_ <= 1)) throw std::invalid_argument("h2o: recent_ratio must be in [0, 1]");
   }
   std::string name() const override { return "h2o"; }
+  bool slot_order_free() const override { return true; }
   StatsRequest wants() const override {
     StatsRequest r;
     r.column_sums = true;
@@ -38,7 +39,7 @@ class AccumulatedAttentionScorer : public SlotScorer {
     return std::min<int64_t>(budget, static_cast<int64_t>(std::floor(recent_ratio_ * static_cast<double>(budget))));
   }
   torch::Tensor scores(int64_t, const LayerCache& cache, int64_t) override {
-    return cpu_f32(const_cast<LayerCache&>(cache).state("h2o_acc"));
+    return const_cast<LayerCache&>(cache).state("h2o_acc");  // stays on the cache's device
   }
 
  private:
@@ -52,13 +53,15 @@ class LastQueryScorer : public SlotScorer {
  public:
   explicit LastQueryScorer(const nlohmann::json& p) : reduce_(parse_head_reduce(p.value("head_reduce", "mean"))) {}
   std::string name() const override { return "tova"; }
+  bool slot_order_free() const override { return true; }
   StatsRequest wants() const override {
     StatsRequest r;
     r.last_row = true;
     return r;
   }
   void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase) override {
-    if (stats.last_row.defined()) last_[layer] = cpu_f32(reduce_to_kv_heads(stats.last_row, cache.kv_heads(), reduce_));
+    if (stats.last_row.defined())  // kept on the device: keep_best selects there
+      last_[layer] = reduce_to_kv_heads(stats.last_row, cache.kv_heads(), reduce_).to(torch::kFloat32);
   }
   int64_t recent(int64_t) const override { return 0; }
   torch::Tensor scores(int64_t layer, const LayerCache& cache, int64_t) override {
@@ -145,6 +148,8 @@ class AboveAverageCountScorer : public SlotScorer {
     if (recent_ < 0) throw std::invalid_argument("scissorhands: recent must be >= 0");
   }
   std::string name() const override { return "scissorhands"; }
+  // The ring travels with its slot; the window queries are the forward's new (last) slots.
+  bool slot_order_free() const override { return true; }
   StatsRequest wants() const override {
     StatsRequest r;
     r.window = history_;

@@ -23,6 +23,9 @@ class SlotScorer {
   virtual std::string name() const = 0;
   virtual StatsRequest wants() const = 0;
   virtual void begin(const SequenceInfo& info) {}
+  // True when scores() depends only on per-slot state and statistics, never on slot order
+  // (SnapKV's pooling over neighbouring slots does; see Policy::slot_order_free).
+  virtual bool slot_order_free() const { return false; }
   // Called once per forward and layer with that forward's statistics (query heads).
   virtual void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase phase) = 0;
   // How many of the newest tokens the policy keeps unconditionally under a budget of `budget`
@@ -31,7 +34,7 @@ class SlotScorer {
   // True when the scores are per query head and the policy must repeat a GQA layer's K/V to the
   // query heads before selecting (GqaMode::kRepeat; the SnapKV scorer's default).
   virtual bool repeats_kv() const { return false; }
-  // [kv_heads, size] float32 on the CPU (one row per stored head), higher = more important. `recent` is the number of
+  // [kv_heads, size] float32 (one row per stored head; on the CPU, or on the cache's device where noted), higher = more important. `recent` is the number of
   // protected newest slots (SnapKV pools over the older slots only).
   virtual torch::Tensor scores(int64_t layer, const LayerCache& cache, int64_t recent) = 0;
 };

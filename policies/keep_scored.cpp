@@ -6,6 +6,24 @@
 #include "policies/selection.hpp"
 
 namespace kvbench::policies {
+namespace {
+
+torch::TensorOptions long_opts(const LayerCache& cache) {
+  return torch::TensorOptions().dtype(torch::kInt64).device(cache.keys().device());
+}
+
+// A [rows, n] tensor computed over slots in arrival order, put back at the slots: out[perm[j]] = a[j].
+torch::Tensor to_slots(const torch::Tensor& by_arrival, const torch::Tensor& perm) {
+  torch::Tensor p = perm.expand(by_arrival.sizes());
+  return torch::empty(by_arrival.sizes(), by_arrival.options()).scatter_(1, p, by_arrival);
+}
+
+// [kv_heads, n] bool in arrival order (oldest first) → the `r` first valid of every row.
+torch::Tensor first_valid(const torch::Tensor& valid_in_order, int64_t r) {
+  return valid_in_order.logical_and(valid_in_order.to(torch::kInt64).cumsum(1) <= r);
+}
+
+}  // namespace
 
 torch::Tensor valid_counts(const LayerCache& cache) { return cache.head_lengths().to(torch::kCPU, torch::kInt64); }
 
@@ -15,28 +33,34 @@ bool fits_budget(const LayerCache& cache, int64_t budget) {
 }
 
 torch::Tensor newest_valid(const LayerCache& cache, int64_t r) {
-  const int64_t n = cache.size();
-  auto opts = torch::TensorOptions().dtype(torch::kInt64).device(cache.keys().device());
-  if (cache.all_valid()) {
-    torch::Tensor slot = torch::arange(n, opts).unsqueeze(0).expand({cache.kv_heads(), n});
-    return slot >= n - r;
+  const int64_t n = cache.size(), kvh = cache.kv_heads();
+  if (cache.in_arrival_order()) {
+    if (cache.all_valid()) return (torch::arange(n, long_opts(cache)) >= n - r).unsqueeze(0).expand({kvh, n});
+    return first_valid(cache.valid().flip(1), r).flip(1);
   }
-  torch::Tensor valid = cache.valid();
-  // Rank of every valid slot counted from the newest: 1 for the last valid slot of the head.
-  torch::Tensor from_end = valid.flip(1).to(torch::kInt64).cumsum(1).flip(1);
-  return valid.logical_and(from_end <= r);
+  torch::Tensor perm = cache.arrival_order().flip(1).expand({kvh, n});  // newest first
+  if (cache.all_valid()) return to_slots((torch::arange(n, long_opts(cache)) < r).unsqueeze(0).expand({kvh, n}), perm);
+  return to_slots(first_valid(cache.valid().gather(1, perm), r), perm);
 }
 
 torch::Tensor oldest_valid(const LayerCache& cache, int64_t s) {
-  const int64_t n = cache.size();
-  auto opts = torch::TensorOptions().dtype(torch::kInt64).device(cache.keys().device());
-  if (cache.all_valid()) {
-    torch::Tensor slot = torch::arange(n, opts).unsqueeze(0).expand({cache.kv_heads(), n});
-    return slot < s;
+  const int64_t n = cache.size(), kvh = cache.kv_heads();
+  if (cache.in_arrival_order()) {
+    if (cache.all_valid()) return (torch::arange(n, long_opts(cache)) < s).unsqueeze(0).expand({kvh, n});
+    return first_valid(cache.valid(), s);
   }
-  torch::Tensor valid = cache.valid();
-  torch::Tensor rank = valid.to(torch::kInt64).cumsum(1);
-  return valid.logical_and(rank <= s);
+  torch::Tensor perm = cache.arrival_order().expand({kvh, n});
+  if (cache.all_valid()) return to_slots((torch::arange(n, long_opts(cache)) < s).unsqueeze(0).expand({kvh, n}), perm);
+  return to_slots(first_valid(cache.valid().gather(1, perm), s), perm);
+}
+
+torch::Tensor oldest_slots(const LayerCache& cache, int64_t skip, int64_t count) {
+  if (!cache.all_valid() || !cache.homogeneous()) throw std::logic_error("oldest_slots: needs a homogeneous cache with every slot valid");
+  if (cache.in_arrival_order()) return torch::arange(skip, skip + count, long_opts(cache)).unsqueeze(0);
+  // Positions are distinct on a homogeneous cache, so the k smallest are well defined: O(n), no sort.
+  torch::Tensor pos = cache.positions().narrow(0, 0, 1);
+  torch::Tensor first = std::get<1>(pos.topk(skip + count, 1, /*largest=*/false, /*sorted=*/true));
+  return first.narrow(1, skip, count);
 }
 
 void keep_best(LayerCache& cache, const torch::Tensor& scores_in, int64_t budget, const torch::Tensor& protect) {
@@ -44,20 +68,33 @@ void keep_best(LayerCache& cache, const torch::Tensor& scores_in, int64_t budget
   if (fits_budget(cache, budget)) return;
   const int64_t n = cache.size(), kvh = cache.kv_heads();
   const float inf = std::numeric_limits<float>::infinity();
-  torch::Tensor scores = scores_in.to(torch::kCPU, torch::kFloat32);
+  const auto device = cache.keys().device();
+  // Everything stays on the cache's device: nothing is read back to the host.
+  torch::Tensor scores = scores_in.to(device, torch::kFloat32);
   if (scores.dim() != 2 || scores.size(1) != n || (scores.size(0) != 1 && scores.size(0) != kvh))
     throw std::invalid_argument("keep_best: scores must be [kv_heads, size] or [1, size]");
-  const bool shared = scores.size(0) == 1 && cache.all_valid() &&
-                      (!protect.defined() || protect.to(torch::kCPU).eq(protect.to(torch::kCPU)[0]).all().item<bool>());
+  torch::Tensor perm = cache.in_arrival_order() ? torch::Tensor() : cache.arrival_order();
+  bool shared = scores.size(0) == 1 && cache.all_valid() && (!perm.defined() || perm.size(0) == 1);
+  if (shared && protect.defined() && protect.size(0) != 1) {
+    // On the CPU check that every head protects the same slots; on a device that is implied by a
+    // homogeneous cache (the protections come from positions, equal on every head).
+    shared = protect.device().is_cpu() ? protect.eq(protect[0]).all().item<bool>() : cache.homogeneous();
+  }
   if (protect.defined()) {
-    torch::Tensor p = protect.to(torch::kCPU);
+    torch::Tensor p = protect.to(device);
     if (shared) p = p.narrow(0, 0, 1);
-    // Protected slots rank above every score; among themselves, by score, then by slot order.
+    // Protected slots rank above every score; among themselves, by score, then by arrival.
     scores = scores.expand({p.size(0), n}).masked_fill(p, inf);
   }
   if (!shared) scores = scores.expand({kvh, n}).contiguous();
-  if (!cache.all_valid()) scores = scores.masked_fill(cache.valid().to(torch::kCPU).logical_not(), -inf);
-  cache.keep(top_k_slots(scores, budget));
+  if (!cache.all_valid()) scores = scores.masked_fill(cache.valid().logical_not(), -inf);
+  if (!perm.defined()) {
+    cache.keep(top_k_slots(scores, budget));
+    return;
+  }
+  // Rank in arrival order, so ties still go to the older token, then map back to slots.
+  perm = perm.expand({scores.size(0), n});
+  cache.keep(perm.gather(1, top_k_slots(scores.gather(1, perm), budget)));
 }
 
 torch::Tensor pool_scores(const torch::Tensor& scores, const std::string& pooling, int64_t kernel) {

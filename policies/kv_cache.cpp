@@ -22,6 +22,10 @@ int64_t KVCache::max_head_length() const {
   return most;
 }
 
+void KVCache::set_slot_order(SlotOrder order) {
+  for (auto& layer : layers_) layer.set_slot_order(order);
+}
+
 void KVCache::clear() {
   for (auto& layer : layers_) layer.clear();
 }

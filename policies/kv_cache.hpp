@@ -18,6 +18,8 @@ class KVCache {
   LayerCache& layer(int64_t i) { return layers_.at(i); }
   const LayerCache& layer(int64_t i) const { return layers_.at(i); }
   PositionMode position_mode() const { return mode_; }
+  // Every layer's slot order (LayerCache::set_slot_order).
+  void set_slot_order(SlotOrder order);
 
   int64_t logical_bytes() const;
   // The largest number of valid slots any layer/head holds now.

@@ -4,6 +4,17 @@
 #include <stdexcept>
 
 namespace kvbench::policies {
+namespace {
+
+// Above this many evicted slots evict() finds holes with one pass over the cache instead of
+// comparing every evicted slot with every tail slot (e² work).
+constexpr int64_t kPairwiseEvictLimit = 64;
+
+torch::TensorOptions long_on(const torch::Tensor& like) {
+  return torch::TensorOptions().dtype(torch::kInt64).device(like.device());
+}
+
+}  // namespace
 
 LayerCache::LayerCache(int64_t kv_heads, int64_t head_dim, torch::TensorOptions options, int64_t initial_capacity)
     : kv_heads_(kv_heads), head_dim_(head_dim), options_(options) {
@@ -13,6 +24,9 @@ LayerCache::LayerCache(int64_t kv_heads, int64_t head_dim, torch::TensorOptions 
 // Buffers grow by doubling so appending is amortised O(1): no per-step concatenation.
 void LayerCache::reserve(int64_t capacity) {
   if (capacity <= capacity_) return;
+  // Buffers outlive the forward that grows them (which runs in InferenceMode): make them normal
+  // tensors, so callers may still update them in place outside a forward.
+  c10::InferenceMode normal_tensors(false);
   int64_t new_capacity = std::max<int64_t>(capacity, capacity_ * 2);
   auto grow = [&](torch::Tensor& buffer, std::vector<int64_t> shape, torch::TensorOptions options) {
     shape[1] = new_capacity;
@@ -47,6 +61,12 @@ int64_t LayerCache::max_head_length() const {
   return head_lengths().max().item<int64_t>();
 }
 
+torch::Tensor LayerCache::arrival_order() const {
+  if (in_arrival_order_) return torch::arange(size_, long_on(positions_)).unsqueeze(0);
+  torch::Tensor pos = homogeneous_ ? positions().narrow(0, 0, 1) : positions();
+  return std::get<1>(pos.sort(/*stable=*/true, /*dim=*/1, /*descending=*/false));
+}
+
 void LayerCache::append(const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& positions) {
   const int64_t t = k.size(1);
   if (k.size(0) != kv_heads_ || k.size(2) != head_dim_ || v.sizes() != k.sizes() || positions.numel() != t)
@@ -60,13 +80,16 @@ void LayerCache::append(const torch::Tensor& k, const torch::Tensor& v, const to
   size_ += t;
 }
 
-void LayerCache::keep(const torch::Tensor& idx_in, const torch::Tensor& counts) {
-  if (idx_in.dim() != 2 || (idx_in.size(0) != kv_heads_ && idx_in.size(0) != 1))
-    throw std::invalid_argument("LayerCache::keep: idx must be [kv_heads, m] or [1, m]");
-  const int64_t m = idx_in.size(1);
-  torch::Tensor idx = idx_in.to(keys_.device(), torch::kInt64).expand({kv_heads_, m}).contiguous();
-  if (m > 0 && (idx.min().item<int64_t>() < 0 || idx.max().item<int64_t>() >= size_))
-    throw std::out_of_range("LayerCache::keep: slot index out of range");
+void LayerCache::check_index(const torch::Tensor& idx, const char* what) const {
+  if (idx.dim() != 2 || (idx.size(0) != kv_heads_ && idx.size(0) != 1))
+    throw std::invalid_argument(std::string("LayerCache::") + what + ": idx must be [kv_heads, m] or [1, m]");
+  // Reading the indices back would make a device wait for the host: checked where they live on the CPU.
+  if (idx.device().is_cpu() && idx.numel() > 0 &&
+      (idx.min().item<int64_t>() < 0 || idx.max().item<int64_t>() >= size_))
+    throw std::out_of_range(std::string("LayerCache::") + what + ": slot index out of range");
+}
+
+void LayerCache::gather_all(const torch::Tensor& idx, int64_t m) {
   auto gather_into = [&](torch::Tensor& buffer) {
     torch::Tensor used = buffer.narrow(1, 0, size_);
     std::vector<int64_t> shape = idx.sizes().vec();
@@ -83,18 +106,118 @@ void LayerCache::keep(const torch::Tensor& idx_in, const torch::Tensor& counts) 
   gather_into(positions_);
   gather_into(valid_);
   for (auto& [name, tensor] : state_) gather_into(tensor);
+}
+
+void LayerCache::move_slots(const torch::Tensor& dst, const torch::Tensor& src) {
+  const bool shared = dst.size(0) == 1;
+  auto move = [&](torch::Tensor& buffer) {
+    if (shared) {  // the same slots on every head: one index_select / index_copy_ along the slots
+      torch::Tensor moved = buffer.index_select(1, src[0]);
+      buffer.index_copy_(1, dst[0], moved);
+      return;
+    }
+    std::vector<int64_t> shape = dst.sizes().vec();
+    torch::Tensor d = dst, s = src;
+    for (int64_t k = 2; k < buffer.dim(); ++k) {
+      d = d.unsqueeze(-1);
+      s = s.unsqueeze(-1);
+      shape.push_back(buffer.size(k));
+    }
+    torch::Tensor moved = buffer.gather(1, s.expand(shape));  // read everything before writing
+    buffer.scatter_(1, d.expand(shape), moved);
+  };
+  move(keys_);
+  move(values_);
+  move(positions_);
+  if (ragged_) move(valid_);  // otherwise every slot below size is valid already
+  for (auto& [name, tensor] : state_) move(tensor);
+}
+
+// Evicted slots below the new size m are holes; surviving slots at or above m move into them,
+// the i-th smallest hole receiving the i-th smallest survivor. Pairs beyond a row's hole count
+// copy a discarded tail slot onto itself, so every row does the same amount of work and nothing
+// is read back to the host.
+void LayerCache::fill_holes(const torch::Tensor& evicted, int64_t e) {
+  const int64_t n = size_, m = n - e, rows = evicted.size(0);
+  if (e == 0) return;
   size_ = m;
+  if (m == 0) return;
+  in_arrival_order_ = false;  // conservatively: whether anything moved is only known on the device
+  const int64_t w = std::min(e, m);
+  auto opts = long_on(evicted);
+  torch::Tensor hole_key = torch::arange(m, opts).expand({rows, m}).masked_fill(evicted.narrow(1, 0, m).logical_not(), n);
+  torch::Tensor mover_key = torch::arange(m, n, opts).expand({rows, e}).masked_fill(evicted.narrow(1, m, e), 2 * n);
+  torch::Tensor holes = std::get<0>(hole_key.topk(w, 1, /*largest=*/false, /*sorted=*/true));
+  torch::Tensor movers = std::get<0>(mover_key.topk(w, 1, /*largest=*/false, /*sorted=*/true));
+  torch::Tensor pad = torch::arange(m, m + w, opts).expand({rows, w});
+  torch::Tensor real = holes < m;
+  size_ = n;  // move_slots works on the old slots
+  move_slots(torch::where(real, holes, pad), torch::where(real, movers, pad));
+  size_ = m;
+}
+
+void LayerCache::keep(const torch::Tensor& idx_in, const torch::Tensor& counts) {
+  check_index(idx_in, "keep");
+  const int64_t m = idx_in.size(1);
+  torch::Tensor idx = idx_in.to(keys_.device(), torch::kInt64);
+  if (idx.size(0) != 1) homogeneous_ = false;
+  if (order_ == SlotOrder::kAny && !counts.defined() && m <= size_) {
+    torch::Tensor evicted = torch::ones({idx.size(0), size_}, torch::TensorOptions().dtype(torch::kBool).device(idx.device()));
+    evicted.scatter_(1, idx, false);
+    fill_holes(evicted, size_ - m);
+    return;
+  }
+  // kArrival: callers pass each row's slots in slot order, so arrival order survives the gather.
+  gather_all(idx.expand({kv_heads_, m}).contiguous(), m);
+  size_ = m;
+  if (order_ == SlotOrder::kAny) in_arrival_order_ = false;
   if (counts.defined()) {
     torch::Tensor c = counts.to(keys_.device(), torch::kInt64).reshape({kv_heads_, 1});
     torch::Tensor slot = torch::arange(m, c.options()).reshape({1, m});
     valid_.narrow(1, 0, m).logical_and_(slot < c);
+    ragged_ = m > 0 && !valid_.narrow(1, 0, m).all().item<bool>();
+  } else {
+    ragged_ = ragged_ && m > 0 && !valid_.narrow(1, 0, m).all().item<bool>();
   }
-  ragged_ = m > 0 && !valid_.narrow(1, 0, m).all().item<bool>();
+}
+
+void LayerCache::evict(const torch::Tensor& idx_in) {
+  check_index(idx_in, "evict");
+  const int64_t e = idx_in.size(1), n = size_, rows = idx_in.size(0);
+  if (e == 0) return;
+  if (e > n) throw std::out_of_range("LayerCache::evict: more slots than the cache holds");
+  torch::Tensor idx = idx_in.to(keys_.device(), torch::kInt64);
+  if (rows != 1) homogeneous_ = false;
+  auto bool_opts = torch::TensorOptions().dtype(torch::kBool).device(idx.device());
+  if (order_ == SlotOrder::kArrival || ragged_ || e > kPairwiseEvictLimit) {
+    torch::Tensor evicted = torch::zeros({rows, n}, bool_opts).scatter_(1, idx, true);
+    if (order_ == SlotOrder::kAny && !ragged_) return fill_holes(evicted, e);
+    // The survivors in slot order: the m smallest of (slot, or n for evicted slots).
+    torch::Tensor key = torch::arange(n, long_on(idx)).expand({rows, n}).masked_fill(evicted, n);
+    keep(std::get<0>(key.topk(n - e, 1, /*largest=*/false, /*sorted=*/true)));
+    return;
+  }
+  // Few evictions: compare them with the e tail slots, no pass over the cache.
+  const int64_t m = n - e;
+  size_ = m;
+  if (m == 0) return;
+  in_arrival_order_ = false;
+  auto opts = long_on(idx);
+  torch::Tensor tail = torch::arange(m, n, opts);
+  torch::Tensor tail_evicted = idx.unsqueeze(2).eq(tail.reshape({1, 1, e})).any(1);  // [rows, e]
+  torch::Tensor holes = std::get<0>(idx.masked_fill(idx >= m, n).sort(1));
+  torch::Tensor movers = std::get<0>(tail.expand({rows, e}).masked_fill(tail_evicted, 2 * n).sort(1));
+  torch::Tensor pad = tail.expand({rows, e});
+  torch::Tensor real = holes < m;
+  size_ = n;
+  move_slots(torch::where(real, holes, pad), torch::where(real, movers, pad));
+  size_ = m;
 }
 
 torch::Tensor LayerCache::state(const std::string& name, std::vector<int64_t> extra_dims, torch::ScalarType dtype) {
   auto it = state_.find(name);
   if (it == state_.end()) {
+    c10::InferenceMode normal_tensors(false);  // as in reserve()
     std::vector<int64_t> shape{kv_heads_, capacity_};
     shape.insert(shape.end(), extra_dims.begin(), extra_dims.end());
     it = state_.emplace(name, torch::zeros(shape, torch::TensorOptions().dtype(dtype).device(keys_.device()))).first;
@@ -110,6 +233,8 @@ int64_t LayerCache::logical_bytes() const {
 void LayerCache::clear() {
   size_ = 0;
   ragged_ = false;
+  in_arrival_order_ = true;
+  homogeneous_ = true;
   state_.clear();
 }
 

@@ -1,7 +1,15 @@
 #pragma once
 // One layer's KV cache: keys and values [kv_heads, capacity, head_dim], the original position of
-// every slot, and any per-slot policy state. Eviction is one operation, keep(), which gathers all
-// of them with the same indices so that state can never drift from its slot.
+// every slot, and any per-slot policy state. Eviction is one operation, keep() (or evict(), its
+// complement), which moves all of them with the same indices so that state can never drift from
+// its slot.
+//
+// Slot order. With SlotOrder::kArrival (the default) slots stay in arrival order: keep() gathers
+// the whole cache, O(size · head_dim) per eviction. With SlotOrder::kAny a policy declares that it
+// does not care where a token sits: keep()/evict() fill the evicted slots below the new size with
+// the surviving slots above it, moving O(evicted · head_dim) elements, and the original positions
+// (which travel with their slots) define "older" and "newer" (arrival_order()). New tokens are
+// always appended after the last slot, so a forward's new keys are its last T slots in both modes.
 #include <torch/torch.h>
 
 #include <cstdint>
@@ -10,6 +18,8 @@
 #include <vector>
 
 namespace kvbench::policies {
+
+enum class SlotOrder { kArrival, kAny };
 
 class LayerCache {
  public:
@@ -32,16 +42,33 @@ class LayerCache {
   torch::Tensor head_lengths() const;
   int64_t max_head_length() const;
 
+  // kArrival (default) or kAny; see the header comment. Set before the first eviction.
+  void set_slot_order(SlotOrder order) { order_ = order; }
+  SlotOrder slot_order() const { return order_; }
+  // True while slot order is known to be arrival order (always under kArrival).
+  bool in_arrival_order() const { return in_arrival_order_; }
+  // True while every head holds the same tokens in the same slots (every eviction so far used one
+  // index row for all heads).
+  bool homogeneous() const { return homogeneous_; }
+  // Slot indices sorted oldest first (by original position, stable): [1, size] when the cache is
+  // homogeneous, else [kv_heads, size]. arange(size) while in arrival order.
+  torch::Tensor arrival_order() const;
+
   // Appends T new tokens to every head: k, v [kv_heads, T, head_dim]; positions [T] int64.
   // New per-slot state starts at zero.
   void append(const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& positions);
 
-  // Keeps, per head, the slots idx[h, 0..counts[h]) in that order; idx is [kv_heads, m] (or
-  // [1, m]: the same slots for every head) int64. Without counts every row keeps m slots.
+  // Keeps, per head, the slots idx[h, 0..counts[h]); idx is [kv_heads, m] (or [1, m]: the same
+  // slots for every head) int64, distinct per row. Under kArrival the kept slots end up in the
+  // order given; under kAny (without counts) in an unspecified order, moving only the slots that
+  // must move. Without counts every row keeps m slots.
   void keep(const torch::Tensor& idx, const torch::Tensor& counts = {});
+  // Removes, per head, the slots idx[h, :] ([kv_heads, e] or [1, e] int64, distinct per row):
+  // keep() of the complement. Under kAny it costs O(e · head_dim) and no pass over the cache.
+  void evict(const torch::Tensor& idx);
 
   // Per-slot policy state, [kv_heads, size, extra...], zero-initialised on creation and for new
-  // slots; gathered by keep() together with the keys.
+  // slots; moved by keep()/evict() together with the keys.
   torch::Tensor state(const std::string& name, std::vector<int64_t> extra_dims = {},
                       torch::ScalarType dtype = torch::kFloat32);
   bool has_state(const std::string& name) const { return state_.count(name) > 0; }
@@ -53,6 +80,12 @@ class LayerCache {
 
  private:
   void reserve(int64_t capacity);
+  void gather_all(const torch::Tensor& idx, int64_t m);
+  // Copies slot src[r, i] into slot dst[r, i] in every buffer (rows 1 = the same for every head).
+  void move_slots(const torch::Tensor& dst, const torch::Tensor& src);
+  // kAny eviction given the [rows, n] mask of evicted slots (e per row).
+  void fill_holes(const torch::Tensor& evicted_mask, int64_t e);
+  void check_index(const torch::Tensor& idx, const char* what) const;
 
   int64_t kv_heads_;
   int64_t head_dim_;
@@ -60,6 +93,9 @@ class LayerCache {
   int64_t capacity_ = 0;
   int64_t size_ = 0;
   bool ragged_ = false;
+  SlotOrder order_ = SlotOrder::kArrival;
+  bool in_arrival_order_ = true;
+  bool homogeneous_ = true;
   torch::Tensor keys_, values_, positions_, valid_;
   std::map<std::string, torch::Tensor> state_;
 };

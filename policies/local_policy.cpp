@@ -19,9 +19,14 @@ class LocalPolicy : public Policy {
   explicit LocalPolicy(const nlohmann::json& p) : mode_(parse_positions(p["positions"].get<std::string>(), "local")) {}
   std::string name() const override { return "local"; }
   PositionMode position_mode() const override { return mode_; }
+  bool slot_order_free() const override { return true; }
   void compress(int64_t, LayerCache& cache, Phase) override {
     const int64_t budget = std::max<int64_t>(1, info_.budget);
     if (fits_budget(cache, budget)) return;
+    if (cache.all_valid() && cache.slot_order() == SlotOrder::kAny && cache.homogeneous()) {
+      cache.evict(oldest_slots(cache, 0, cache.size() - budget));  // O(evicted): the oldest slots are refilled
+      return;
+    }
     if (cache.all_valid()) {  // the common case: one slice for every head
       cache.keep(torch::arange(cache.size() - budget, cache.size(), torch::kInt64).unsqueeze(0));
       return;

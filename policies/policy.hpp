@@ -37,6 +37,10 @@ class Policy {
   virtual std::string name() const = 0;
   virtual StatsRequest wants() const { return {}; }
   virtual PositionMode position_mode() const { return PositionMode::kOriginal; }
+  // True when the policy never relies on slot order (only on the original positions that travel
+  // with the slots): its caches then use SlotOrder::kAny, where eviction moves O(evicted) slots
+  // instead of gathering the whole cache. Opt-in, default false (order-preserving keep()).
+  virtual bool slot_order_free() const { return false; }
   // Multiplier on the attention logits when n keys are attended (BUZZ with log n: eq. 7–8).
   virtual double logit_scale(int64_t n_keys) const { return 1.0; }
 

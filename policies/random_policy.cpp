@@ -21,6 +21,7 @@ class RandomPolicy : public Policy {
     if (!(recent_ratio_ >= 0 && recent_ratio_ <= 1)) throw std::invalid_argument("random: recent_ratio must be in [0, 1]");
   }
   std::string name() const override { return "random"; }
+  bool slot_order_free() const override { return true; }
   void begin(const SequenceInfo& info) override {
     Policy::begin(info);
     evictions_.clear();
@@ -38,6 +39,12 @@ class RandomPolicy : public Policy {
     auto s = scores.accessor<double, 2>();
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < n; ++j) s[r][j] = static_cast<double>(rng() >> 11) * 0x1.0p-53;  // uniform [0, 1)
+    // The j-th draw belongs to the j-th oldest token, whatever slot it sits in.
+    if (!cache.in_arrival_order()) {
+      torch::Tensor perm = cache.arrival_order().to(torch::kCPU);
+      const int64_t r = std::max(rows, perm.size(0));
+      scores = torch::empty({r, n}, torch::kFloat64).scatter_(1, perm.expand({r, n}), scores.expand({r, n}));
+    }
     keep_best(cache, scores.to(torch::kFloat32), budget, newest_valid(cache, recent));
   }
 

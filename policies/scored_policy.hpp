@@ -19,6 +19,7 @@ class ScoredPolicy : public Policy {
 
   std::string name() const override { return name_; }
   StatsRequest wants() const override { return scorer_->wants(); }
+  bool slot_order_free() const override { return scorer_->slot_order_free(); }
   void begin(const SequenceInfo& info) override {
     Policy::begin(info);
     scorer_->begin(info);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
 
 namespace kvbench::policies {
 
@@ -24,6 +25,7 @@ torch::Tensor top_k_slots(const torch::Tensor& scores, int64_t k) {
 
 void keep_top_with_recent(LayerCache& cache, const torch::Tensor& scores, int64_t budget, int64_t recent) {
   const int64_t n = cache.size();
+  if (!cache.in_arrival_order()) throw std::logic_error("keep_top_with_recent: the cache's slots are not in arrival order");
   if (n <= budget && cache.all_valid()) return;
   if (cache.max_head_length() <= budget && n <= budget) return;
   budget = std::max<int64_t>(budget, 1);

@@ -18,7 +18,7 @@ torch::Tensor top_k_slots(const torch::Tensor& scores, int64_t k);
 
 // Keeps `budget` slots per head: the last `recent` slots always, and the top-scoring others.
 // scores is [kv_heads, size] (or [1, size] for the same choice on every head). No-op when
-// the cache already fits.
+// the cache already fits. Needs a cache in arrival order (the last slots are the newest).
 void keep_top_with_recent(LayerCache& cache, const torch::Tensor& scores, int64_t budget, int64_t recent);
 
 }  // namespace kvbench::policies

@@ -25,10 +25,16 @@ class StreamingLlmPolicy : public Policy {
   }
   std::string name() const override { return "streaming_llm"; }
   PositionMode position_mode() const override { return mode_; }
+  // cache_slot positions are the ranks of the original positions (models/attention.cpp).
+  bool slot_order_free() const override { return true; }
   void compress(int64_t, LayerCache& cache, Phase) override {
     const int64_t budget = std::max<int64_t>(1, info_.budget);
     if (fits_budget(cache, budget)) return;
     const int64_t sinks = std::min(sinks_, budget - 1);
+    if (cache.all_valid() && cache.slot_order() == SlotOrder::kAny && cache.homogeneous()) {
+      cache.evict(oldest_slots(cache, sinks, cache.size() - budget));  // the oldest after the sinks
+      return;
+    }
     if (cache.all_valid()) {  // the common case: one slice for every head
       const int64_t n = cache.size();
       cache.keep(torch::cat({torch::arange(sinks, torch::kInt64), torch::arange(n - (budget - sinks), n, torch::kInt64)}).unsqueeze(0));
