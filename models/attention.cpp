@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 namespace kvbench::models {
 namespace {
@@ -21,9 +22,47 @@ bool use_fused_kernel(const AttentionRequest& request, const policies::LayerCach
 #if TORCH_VERSION_MAJOR >= 2
   return !request.stats.any() && !request.logit_scale && cache.all_valid();
 #else
+  (void)request;
+  (void)cache;
   return false;
 #endif
 }
+
+// kCacheSlot: the position of every slot is its rank in arrival order (0 = oldest), so slot order
+// does not matter (SlotOrder::kAny caches). Computed on the device from the original positions.
+torch::Tensor rotate_keys_by_rank(const torch::Tensor& K, const policies::LayerCache& cache, const Rope& rope) {
+  const int64_t n = cache.size();
+  if (cache.in_arrival_order()) return rope.apply_heads(K, 0);
+  if (!cache.homogeneous()) throw std::logic_error("cache_slot positions need every head to keep the same tokens");
+  torch::Tensor order = cache.arrival_order().select(0, 0);  // slots, oldest first
+  torch::Tensor rank = torch::empty_like(order).scatter_(0, order, torch::arange(n, order.options()));
+  return rope.apply_heads_at(K, rank, n);
+}
+
+#if TORCH_VERSION_MAJOR >= 2
+// GQA without repeating K/V: a decoding query's g heads of a group become g query rows of its KV
+// head; a block of queries uses SDPA's own GQA support where the libtorch has it (2.5+), else
+// repeats K/V for that forward only.
+torch::Tensor fused_attention(const torch::Tensor& q, const torch::Tensor& K, const torch::Tensor& V, int64_t kvh) {
+  const int64_t H = q.size(0), T = q.size(1), hd = q.size(2), n = K.size(1), g = H / kvh;
+  if (T == 1) {
+    torch::Tensor Q = q.reshape({1, kvh, g, hd});
+    return at::scaled_dot_product_attention(Q, K.unsqueeze(0), V.unsqueeze(0)).reshape({H, 1, hd});
+  }
+  c10::optional<torch::Tensor> mask;
+  const bool square = T == n;  // the whole cache is this forward: SDPA's own causal mask
+  if (!square) mask = causal_mask(0, T, T, n, q.device());
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
+  return at::scaled_dot_product_attention(q.unsqueeze(0), K.unsqueeze(0), V.unsqueeze(0), mask, 0.0, square,
+                                          c10::nullopt, /*enable_gqa=*/g > 1)
+      .squeeze(0);
+#else
+  torch::Tensor Kx = g == 1 ? K.unsqueeze(0) : K.unsqueeze(1).expand({kvh, g, n, hd}).reshape({1, H, n, hd});
+  torch::Tensor Vx = g == 1 ? V.unsqueeze(0) : V.unsqueeze(1).expand({kvh, g, n, hd}).reshape({1, H, n, hd});
+  return at::scaled_dot_product_attention(q.unsqueeze(0), Kx, Vx, mask, 0.0, square).squeeze(0);
+#endif
+}
+#endif
 
 }  // namespace
 
@@ -35,30 +74,24 @@ AttentionResult attend(const torch::Tensor& q_in, const policies::LayerCache& ca
   torch::Tensor K = cache.keys(), V = cache.values();
   torch::Tensor q = q_in;
   if (request.mode == policies::PositionMode::kCacheSlot) {
-    // Keys are stored un-rotated; rotate by slot order, the queries by their own slots.
-    auto opts = torch::TensorOptions().dtype(torch::kInt64);
-    K = rope.apply(K, torch::arange(n, opts));
-    q = rope.apply(q, torch::arange(n - T, n, opts));
+    // Keys are stored un-rotated; rotate by arrival rank, the queries by their own ranks.
+    K = rotate_keys_by_rank(K, cache, rope);
+    q = rope.apply_heads(q, n - T);
   }
   const double base_scale = 1.0 / std::sqrt(static_cast<double>(hd));
   if (request.logit_scale) {
     std::vector<float> s(T);
     for (int64_t t = 0; t < T; ++t) s[t] = static_cast<float>(request.logit_scale(n - T + t + 1));
-    q = q * torch::tensor(s).to(device, q.scalar_type()).reshape({1, T, 1});
+    q = q * torch::tensor(s).to(device, q.scalar_type(), /*non_blocking=*/true).reshape({1, T, 1});
   }
 
   AttentionResult result;
 #if TORCH_VERSION_MAJOR >= 2
   if (use_fused_kernel(request, cache)) {
-    torch::Tensor Kx = K.unsqueeze(1).expand({kvh, g, n, hd}).reshape({1, H, n, hd});
-    torch::Tensor Vx = V.unsqueeze(1).expand({kvh, g, n, hd}).reshape({1, H, n, hd});
-    std::optional<torch::Tensor> mask;
-    if (T > 1) mask = causal_mask(0, T, T, n, device);
-    result.output = at::scaled_dot_product_attention(q.unsqueeze(0), Kx, Vx, mask).squeeze(0);
+    result.output = fused_attention(q, K, V, kvh);
     return result;
   }
 #endif
-  const bool want_cols = request.stats.column_sums || request.stats.column_sq_sums;
   const int64_t window = std::min(request.stats.window, T);
   torch::Tensor valid = cache.valid();  // [kvh, n] or undefined
   auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(device);
@@ -68,18 +101,25 @@ AttentionResult attend(const torch::Tensor& q_in, const policies::LayerCache& ca
   if (request.stats.kv_column_above_mean) result.stats.kv_column_above_mean = torch::zeros({kvh, n}, f32);
   std::vector<torch::Tensor> window_parts, outputs;
 
+  // Grouped matmuls: the g query heads of a KV head are rows of one [g·len, hd] × [hd, n]
+  // product, so K and V are never repeated per query head.
   const int64_t q_chunk = std::clamp<int64_t>(request.max_score_elements / std::max<int64_t>(1, H * n), 1, T);
   torch::Tensor Qg = q.reshape({kvh, g, T, hd});
-  torch::Tensor Kt = K.transpose(1, 2).unsqueeze(1);  // [kvh, 1, hd, n]
-  torch::Tensor Vg = V.unsqueeze(1);                  // [kvh, 1, n, hd]
+  torch::Tensor Kt = K.transpose(1, 2);  // [kvh, hd, n]
   for (int64_t t0 = 0; t0 < T; t0 += q_chunk) {
     const int64_t len = std::min(q_chunk, T - t0);
-    torch::Tensor scores = torch::matmul(Qg.narrow(2, t0, len), Kt).to(torch::kFloat32) * base_scale;  // [kvh,g,len,n]
-    torch::Tensor allowed = causal_mask(t0, len, T, n, device).reshape({1, 1, len, n});
-    if (valid.defined()) allowed = allowed.logical_and(valid.reshape({kvh, 1, 1, n}));
-    scores = scores.masked_fill(allowed.logical_not(), -std::numeric_limits<float>::infinity());
+    torch::Tensor Qc = Qg.narrow(2, t0, len).reshape({kvh, g * len, hd});
+    torch::Tensor scores = torch::bmm(Qc, Kt).to(torch::kFloat32).view({kvh, g, len, n});
+    scores.mul_(base_scale);  // a fresh tensor: the product (or its float32 copy)
+    // A single query with every slot valid sees everything: no mask to build.
+    torch::Tensor allowed;
+    if (T > 1 || valid.defined()) {
+      allowed = causal_mask(t0, len, T, n, device).reshape({1, 1, len, n});
+      if (valid.defined()) allowed = allowed.logical_and(valid.reshape({kvh, 1, 1, n}));
+      scores.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
+    }
     torch::Tensor probs = torch::softmax(scores, -1);
-    outputs.push_back(torch::matmul(probs.to(V.scalar_type()), Vg));
+    outputs.push_back(torch::bmm(probs.to(V.scalar_type()).view({kvh, g * len, n}), V).view({kvh, g, len, hd}));
     if (request.stats.any()) {
       torch::Tensor p = probs.reshape({H, len, n});
       if (request.stats.column_sums) result.stats.column_sums += p.sum(1);
@@ -88,6 +128,7 @@ AttentionResult attend(const torch::Tensor& q_in, const policies::LayerCache& ca
         torch::Tensor group_mean = probs.mean(1);  // [kvh, len, n]
         if (request.stats.kv_column_sq_sums) result.stats.kv_column_sq_sums += group_mean.square().sum(1);
         if (request.stats.kv_column_above_mean) {
+          if (!allowed.defined()) allowed = torch::ones({1, 1, len, n}, torch::TensorOptions().dtype(torch::kBool).device(device));
           torch::Tensor visible = allowed.sum(-1).to(torch::kFloat32).reshape({-1, len, 1});  // softmax row mean = 1/visible
           result.stats.kv_column_above_mean += (group_mean > visible.reciprocal()).to(torch::kFloat32).sum(1);
         }
@@ -97,8 +138,8 @@ AttentionResult attend(const torch::Tensor& q_in, const policies::LayerCache& ca
       if (window > 0 && w_begin < t0 + len) window_parts.push_back(p.narrow(1, w_begin - t0, t0 + len - w_begin));
     }
   }
-  (void)want_cols;
-  result.output = torch::cat(outputs, 2).reshape({H, T, hd});
+  torch::Tensor out = outputs.size() == 1 ? outputs[0] : torch::cat(outputs, 2);
+  result.output = out.reshape({H, T, hd});
   if (!window_parts.empty()) result.stats.window_rows = torch::cat(window_parts, 1);
   if (request.stats.any()) {
     torch::Tensor j = torch::arange(n, f32);

@@ -1,5 +1,6 @@
 #include "models/rope.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace kvbench::models {
@@ -61,6 +62,72 @@ torch::Tensor Rope::apply(const torch::Tensor& x, const torch::Tensor& positions
   a = xf.narrow(-1, 0, half);
   b = xf.narrow(-1, half, half);
   return torch::cat({a * cos - b * sin, b * cos + a * sin}, -1).to(x.scalar_type());
+}
+
+std::pair<torch::Tensor, torch::Tensor> Rope::table(torch::Device device, int64_t bound) const {
+  const int64_t hd = config_.head_dim, half = hd / 2;
+  auto make = [&](int64_t length) {
+    // The arithmetic of apply(): float32 angles position·inv_freq, computed on the target device.
+    torch::Tensor inv = inverse_frequencies(length).to(device, /*non_blocking=*/true);
+    torch::Tensor angles = torch::arange(length, torch::TensorOptions().dtype(torch::kFloat32).device(device)).unsqueeze(-1) *
+                           inv.unsqueeze(0);  // [length, half]
+    torch::Tensor cos = angles.cos(), sin = angles.sin();
+    if (config_.rope_style == RopeStyle::kInterleaved)
+      return std::make_pair(torch::stack({cos, cos}, -1).reshape({length, hd}), torch::stack({-sin, sin}, -1).reshape({length, hd}));
+    return std::make_pair(torch::cat({cos, cos}, -1), torch::cat({-sin, sin}, -1));
+  };
+  (void)half;
+  std::lock_guard<std::mutex> lock(tables_->mutex);
+  auto& entry = tables_->by_device[device.str()];
+  if (!entry.first.defined() || entry.first.size(0) < bound) {
+    int64_t length = std::max<int64_t>({bound, 2 * (entry.first.defined() ? entry.first.size(0) : 0), 4096});
+    entry = make(length);
+  }
+  return entry;
+}
+
+// x·cos + partner(x)·sin, partner = the other element of each rotated pair: (b, a) for the
+// half-split layout [a | b], pairs swapped for the interleaved one. With sin = (−sin, +sin) this is
+// exactly apply()'s (a·cos − b·sin, b·cos + a·sin), term by term.
+torch::Tensor Rope::rotate(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) const {
+  const int64_t half = config_.head_dim / 2;
+  torch::Tensor xf = x.to(torch::kFloat32);
+  torch::Tensor partner;
+  if (config_.rope_style == RopeStyle::kInterleaved) {
+    std::vector<int64_t> pairs = xf.sizes().vec();
+    pairs.back() = half;
+    pairs.push_back(2);
+    partner = xf.reshape(pairs).flip(-1).reshape(xf.sizes());
+  } else {
+    partner = torch::cat({xf.narrow(-1, half, half), xf.narrow(-1, 0, half)}, -1);
+  }
+  torch::Tensor out = xf * cos;
+  out.add_(partner.mul_(sin));
+  return out.to(x.scalar_type());
+}
+
+// Dynamic NTK changes every frequency with the sequence length, so it has no reusable table and
+// takes apply() (which reads the largest position back from the device).
+static bool dynamic(const ModelConfig& c) { return c.rope_scaling.type == RopeScalingType::kDynamicNtk; }
+
+torch::Tensor Rope::apply_tokens(const torch::Tensor& x, int64_t first) const {
+  const int64_t T = x.size(0);
+  if (dynamic(config_)) return apply(x.transpose(0, 1), torch::arange(first, first + T, torch::kInt64)).transpose(0, 1);
+  auto [cos, sin] = table(x.device(), first + T);
+  return rotate(x, cos.narrow(0, first, T).unsqueeze(1), sin.narrow(0, first, T).unsqueeze(1));
+}
+
+torch::Tensor Rope::apply_heads(const torch::Tensor& x, int64_t first) const {
+  const int64_t n = x.size(1);
+  if (dynamic(config_)) return apply(x, torch::arange(first, first + n, torch::kInt64));
+  auto [cos, sin] = table(x.device(), first + n);
+  return rotate(x, cos.narrow(0, first, n).unsqueeze(0), sin.narrow(0, first, n).unsqueeze(0));
+}
+
+torch::Tensor Rope::apply_heads_at(const torch::Tensor& x, const torch::Tensor& positions, int64_t bound) const {
+  if (dynamic(config_)) return apply(x, positions);
+  auto [cos, sin] = table(x.device(), bound);
+  return rotate(x, cos.index_select(0, positions).unsqueeze(0), sin.index_select(0, positions).unsqueeze(0));
 }
 
 const char* to_string(RopeStyle style) { return style == RopeStyle::kInterleaved ? "interleaved" : "half_split"; }

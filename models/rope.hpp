@@ -2,6 +2,11 @@
 // Rotary position embeddings, in both conventions and with the rope_scaling variants of HF configs.
 #include <torch/torch.h>
 
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
 #include "models/model_config.hpp"
 
 namespace kvbench::models {
@@ -13,11 +18,29 @@ class Rope {
   // Rotates x [heads, T, head_dim] where token t sits at positions[t] (int64 [T]).
   torch::Tensor apply(const torch::Tensor& x, const torch::Tensor& positions) const;
 
+  // The same rotation from a cos/sin table kept on x's device (no per-call host work or copies):
+  // x [T, heads, head_dim] (token-major) at positions first..first+T-1,
+  torch::Tensor apply_tokens(const torch::Tensor& x, int64_t first) const;
+  // x [heads, n, head_dim] at positions first..first+n-1,
+  torch::Tensor apply_heads(const torch::Tensor& x, int64_t first) const;
+  // x [heads, n, head_dim] at positions[j] (int64 [n] on x's device), every one below `bound`.
+  torch::Tensor apply_heads_at(const torch::Tensor& x, const torch::Tensor& positions, int64_t bound) const;
+
  private:
   torch::Tensor inverse_frequencies(int64_t seq_len) const;
+  // cos and signed sin [length, head_dim] for positions 0..length-1 (length ≥ `bound`), laid out
+  // so that rotate(x) = x·cos + partner(x)·sin for both rope styles.
+  std::pair<torch::Tensor, torch::Tensor> table(torch::Device device, int64_t bound) const;
+  torch::Tensor rotate(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) const;
+
+  struct Tables {
+    std::mutex mutex;
+    std::map<std::string, std::pair<torch::Tensor, torch::Tensor>> by_device;
+  };
 
   ModelConfig config_;
   torch::Tensor base_inv_freq_;  // [head_dim/2] float64, after static scaling (linear, llama3)
+  std::shared_ptr<Tables> tables_ = std::make_shared<Tables>();
 };
 
 }  // namespace kvbench::models

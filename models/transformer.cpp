@@ -7,6 +7,12 @@ namespace kvbench::models {
 namespace {
 
 torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
+  if (x.scalar_type() == torch::kFloat32) {  // the same arithmetic, fewer temporaries
+    torch::Tensor inv = x.square().mean(-1, /*keepdim=*/true);
+    inv.add_(eps).rsqrt_();
+    torch::Tensor out = x * inv;
+    return out.mul_(weight);
+  }
   torch::Tensor xf = x.to(torch::kFloat32);
   torch::Tensor normed = xf * torch::rsqrt(xf.square().mean(-1, /*keepdim=*/true) + eps);
   return (normed.to(x.scalar_type()) * weight);
@@ -18,8 +24,30 @@ torch::Tensor project(const torch::Tensor& x, const torch::Tensor& w, const torc
 
 }  // namespace
 
+// q, k and v (and gate and up) are one matrix each, so a layer runs two input projections instead
+// of five; the separate weights become views into them (no second copy is kept).
 Transformer::Transformer(ModelConfig config, ModelWeights weights)
-    : config_(std::move(config)), weights_(std::move(weights)), rope_(config_) {}
+    : config_(std::move(config)), weights_(std::move(weights)), rope_(config_) {
+  const int64_t q_rows = config_.n_heads * config_.head_dim, kv_rows = config_.n_kv_heads * config_.head_dim;
+  for (LayerWeights& w : weights_.layers) {
+    FusedLayer f;
+    f.wqkv = torch::cat({w.wq, w.wk, w.wv}, 0);
+    w.wq = f.wqkv.narrow(0, 0, q_rows);
+    w.wk = f.wqkv.narrow(0, q_rows, kv_rows);
+    w.wv = f.wqkv.narrow(0, q_rows + kv_rows, kv_rows);
+    if (w.bq.defined()) {
+      f.bqkv = torch::cat({w.bq, w.bk, w.bv}, 0);
+      w.bq = f.bqkv.narrow(0, 0, q_rows);
+      w.bk = f.bqkv.narrow(0, q_rows, kv_rows);
+      w.bv = f.bqkv.narrow(0, q_rows + kv_rows, kv_rows);
+    }
+    const int64_t hidden = w.w_gate.size(0);
+    f.w_gate_up = torch::cat({w.w_gate, w.w_up}, 0);
+    w.w_gate = f.w_gate_up.narrow(0, 0, hidden);
+    w.w_up = f.w_gate_up.narrow(0, hidden, hidden);
+    fused_.push_back(std::move(f));
+  }
+}
 
 int64_t Transformer::parameter_count() const {
   int64_t total = weights_.embedding.numel() + weights_.final_norm.numel();
@@ -38,12 +66,14 @@ policies::KVCache Transformer::make_cache(policies::PositionMode mode) const {
 
 torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t first_position,
                                    policies::KVCache& cache, const CacheControl& control, bool all_logits) const {
-  torch::NoGradGuard no_grad;
+  c10::InferenceMode inference;
   const int64_t T = static_cast<int64_t>(tokens.size());
   const int64_t H = config_.n_heads, kvh = config_.n_kv_heads, hd = config_.head_dim;
-  auto long_opts = torch::TensorOptions().dtype(torch::kInt64);
-  torch::Tensor ids = torch::tensor(tokens, long_opts).to(device());
-  torch::Tensor positions = torch::arange(first_position, first_position + T, long_opts);
+  const torch::Device dev = device();
+  // Token ids go to the device without waiting for it; positions are made there.
+  torch::Tensor ids = torch::tensor(tokens, torch::kInt64);
+  if (!dev.is_cpu()) ids = ids.to(dev, /*non_blocking=*/true);
+  torch::Tensor positions = torch::arange(first_position, first_position + T, torch::TensorOptions().dtype(torch::kInt64).device(dev));
 
   AttentionRequest request;
   request.mode = cache.position_mode();
@@ -55,24 +85,26 @@ torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t f
     }
   }
   if (control.inspect) request.stats.merge(control.inspect_wants);
+  const bool rotate_now = request.mode == policies::PositionMode::kOriginal;
 
   torch::Tensor x = weights_.embedding.index_select(0, ids);  // [T, dim]
   for (int64_t l = 0; l < config_.n_layers; ++l) {
     const LayerWeights& w = weights_.layers[l];
+    const FusedLayer& f = fused_[l];
     torch::Tensor h = rms_norm(x, w.attn_norm, config_.norm_eps);
-    torch::Tensor q = project(h, w.wq, w.bq).reshape({T, H, hd}).transpose(0, 1);
-    torch::Tensor k = project(h, w.wk, w.bk).reshape({T, kvh, hd}).transpose(0, 1);
-    torch::Tensor v = project(h, w.wv, w.bv).reshape({T, kvh, hd}).transpose(0, 1);
+    torch::Tensor qkv = project(h, f.wqkv, f.bqkv).view({T, H + 2 * kvh, hd});
+    // q and k rotate together (token-major [T, heads, hd]); kCacheSlot rotates at read time.
+    torch::Tensor qk = qkv.narrow(1, 0, H + kvh);
     if (w.q_norm.defined()) {  // qwen3: each head's q and k RMS-normalised over head_dim, before RoPE
-      q = rms_norm(q, w.q_norm, config_.norm_eps);
-      k = rms_norm(k, w.k_norm, config_.norm_eps);
+      qk = torch::cat({rms_norm(qk.narrow(1, 0, H), w.q_norm, config_.norm_eps),
+                       rms_norm(qk.narrow(1, H, kvh), w.k_norm, config_.norm_eps)}, 1);
     }
-    if (request.mode == policies::PositionMode::kOriginal) {
-      q = rope_.apply(q, positions);
-      k = rope_.apply(k, positions);
-    }
+    if (rotate_now) qk = rope_.apply_tokens(qk, first_position);
+    torch::Tensor q = qk.narrow(1, 0, H).transpose(0, 1);   // [H, T, hd]
+    torch::Tensor k = qk.narrow(1, H, kvh).transpose(0, 1);  // [kvh, T, hd]
+    torch::Tensor v = qkv.narrow(1, H + kvh, kvh).transpose(0, 1);
     policies::LayerCache& layer_cache = cache.layer(l);
-    policies::append_model_heads(layer_cache, k, v, positions.to(device()));  // repeats for gqa: repeat
+    policies::append_model_heads(layer_cache, k, v, positions);  // repeats for gqa: repeat
     AttentionResult attn = attend(q, layer_cache, rope_, request);
     if (control.inspect) control.inspect(l, layer_cache, attn.stats);
     if (control.on_attention) control.on_attention(l, q, k, v, positions, attn.output);
@@ -80,9 +112,13 @@ torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t f
       control.policy->observe(l, layer_cache, attn.stats, control.phase);
       if (control.compress) control.policy->compress(l, layer_cache, control.phase);
     }
-    x = x + project(attn.output.transpose(0, 1).reshape({T, H * hd}), w.wo);
+    x = torch::addmm(x, attn.output.transpose(0, 1).reshape({T, H * hd}), w.wo.t());  // residual fused in
     h = rms_norm(x, w.ffn_norm, config_.norm_eps);
-    x = x + project(torch::silu(project(h, w.w_gate)) * project(h, w.w_up), w.w_down);
+    torch::Tensor gate_up = torch::matmul(h, f.w_gate_up.t());
+    const int64_t hidden = gate_up.size(1) / 2;
+    torch::Tensor act = torch::silu(gate_up.narrow(1, 0, hidden));
+    act.mul_(gate_up.narrow(1, hidden, hidden));
+    x = torch::addmm(x, act, w.w_down.t());
   }
   if (!all_logits) x = x.narrow(0, T - 1, 1);
   x = rms_norm(x, weights_.final_norm, config_.norm_eps);

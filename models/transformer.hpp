@@ -49,8 +49,15 @@ class Transformer {
                         const CacheControl& control, bool all_logits) const;
 
  private:
+  struct FusedLayer {
+    torch::Tensor wqkv;       // [(n_heads + 2·n_kv_heads)·head_dim, dim]
+    torch::Tensor bqkv;       // qwen2 only
+    torch::Tensor w_gate_up;  // [2·hidden_dim, dim]
+  };
+
   ModelConfig config_;
   ModelWeights weights_;
+  std::vector<FusedLayer> fused_;
   Rope rope_;
 };
 
