@@ -1,16 +1,26 @@
-// `kvbench bench`: runs the Google Benchmark programs built beside kvbench (build/bench/).
-// Speed and memory targets live there, never in timed unit tests.
+// `kvbench bench`: one summary table for a model, context, policy and budget (prefill and decode
+// tokens/s, per-step policy cost, KV bytes), so a grid can be sized before it runs; with
+// --programs, the Google Benchmark programs built beside kvbench (build/bench/).
+// Speed and memory targets live in those programs, never in timed unit tests.
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
+#include <iomanip>
 #include <iostream>
+#include <sstream>
 
 #include "harness/command.hpp"
+#include "harness/runtime_options.hpp"
+#include "policies/registry.hpp"
+#include "policies/timed_policy.hpp"
 
 namespace kvbench::harness {
 namespace {
 
-int run_bench(const std::string& filter, const std::string& only) {
+int run_programs(const std::string& filter, const std::string& only) {
   std::error_code ec;
   const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   const std::filesystem::path dir = exe.parent_path() / "bench";
@@ -31,14 +41,149 @@ int run_bench(const std::string& filter, const std::string& only) {
   return worst;
 }
 
+struct BenchArgs {
+  ModelOptions model;
+  PolicyOptions policy;
+  int64_t context = 1024;
+  int64_t decode = 64;
+  int runs = 3;
+  int threads = 0;
+  bool json = false;
+  bool programs = false;
+  std::string filter, program;
+};
+
+struct Run {
+  double prefill_tps = 0, decode_tps = 0, policy_us_per_step = 0, step_us = 0;
+  int64_t peak_bytes = 0, end_bytes = 0, max_len = 0, budget = 0;
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+// A deterministic synthetic prompt: the speed of a step does not depend on which tokens they are.
+std::vector<int64_t> synthetic_tokens(int64_t count, int64_t vocab) {
+  std::vector<int64_t> out{1};
+  for (int64_t i = 1; i < count; ++i) out.push_back(3 + (i * 7919) % std::max<int64_t>(1, vocab - 3));
+  return out;
+}
+
+Run run_once(const models::Transformer& model, const BenchArgs& args) {
+  auto inner = policies::make_policy(args.policy.policy, args.policy.params_json());
+  policies::TimedPolicy policy(*inner);
+  models::InferenceSession session(model, &policy, session_options(args.policy));
+  const std::vector<int64_t> prompt = synthetic_tokens(args.context, model.config().vocab_size);
+  using clock = std::chrono::steady_clock;
+  auto t0 = clock::now();
+  torch::Tensor logits = session.prefill(prompt);
+  int64_t next = logits.reshape({-1}).argmax().item<int64_t>();  // waits for the device
+  auto t1 = clock::now();
+  policy.reset();
+  for (int64_t i = 0; i < args.decode; ++i) next = session.step(next).argmax().item<int64_t>();
+  auto t2 = clock::now();
+  Run r;
+  const double prefill_s = std::chrono::duration<double>(t1 - t0).count();
+  const double decode_s = std::chrono::duration<double>(t2 - t1).count();
+  r.prefill_tps = static_cast<double>(args.context) / prefill_s;
+  r.decode_tps = args.decode > 0 ? static_cast<double>(args.decode) / decode_s : 0;
+  r.step_us = args.decode > 0 ? 1e6 * decode_s / static_cast<double>(args.decode) : 0;
+  r.policy_us_per_step = args.decode > 0 ? 1e6 * policy.seconds() / static_cast<double>(args.decode) : 0;
+  r.peak_bytes = session.peak_logical_bytes();
+  r.end_bytes = session.cache().logical_bytes();
+  r.max_len = session.max_cache_len();
+  r.budget = session.budget_tokens();
+  return r;
+}
+
+std::string mib(int64_t bytes) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(2) << static_cast<double>(bytes) / (1024.0 * 1024.0) << " MiB";
+  return s.str();
+}
+
+int run_summary(const BenchArgs& args) {
+  if (args.context < 1) throw std::invalid_argument("--context must be at least 1");
+  if (args.decode < 0) throw std::invalid_argument("--decode must be >= 0");
+  if (args.runs < 1) throw std::invalid_argument("--runs must be at least 1");
+  if (args.threads > 0) at::set_num_threads(args.threads);
+  LoadedRuntime rt = load_runtime(args.model);
+  const auto& c = rt.transformer->config();
+  std::vector<Run> runs;
+  for (int i = 0; i < args.runs; ++i) runs.push_back(run_once(*rt.transformer, args));
+  auto med = [&](double Run::*field) {
+    std::vector<double> v;
+    for (const auto& r : runs) v.push_back(r.*field);
+    return median(v);
+  };
+  const Run& last = runs.back();
+  const double prefill = med(&Run::prefill_tps), decode = med(&Run::decode_tps), policy_us = med(&Run::policy_us_per_step),
+               step_us = med(&Run::step_us);
+  const std::string dtype = c10::toString(rt.transformer->dtype());
+  if (args.json) {
+    nlohmann::json j = {{"model", rt.loaded.name},
+                        {"device", rt.transformer->device().str()},
+                        {"dtype", dtype},
+                        {"threads", at::get_num_threads()},
+                        {"context", args.context},
+                        {"decode", args.decode},
+                        {"policy", args.policy.policy},
+                        {"policy_params", args.policy.params_json()},
+                        {"budget", args.policy.budget},
+                        {"budget_tokens", last.budget},
+                        {"protocol", args.policy.protocol},
+                        {"runs", args.runs},
+                        {"prefill_tokens_per_s", prefill},
+                        {"decode_tokens_per_s", decode},
+                        {"decode_step_us", step_us},
+                        {"policy_us_per_decode_step", policy_us},
+                        {"kv_bytes_peak", last.peak_bytes},
+                        {"kv_bytes_end", last.end_bytes},
+                        {"max_cache_len", last.max_len}};
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::ostringstream head;
+  head << rt.loaded.name << " (" << c.n_layers << " layers, " << c.n_heads << " heads / " << c.n_kv_heads
+       << " KV heads, head_dim " << c.head_dim << "), " << rt.transformer->device().str() << " " << dtype << ", "
+       << at::get_num_threads() << " threads";
+  std::cout << head.str() << "\ncontext " << args.context << " + " << args.decode << " decoded, policy "
+            << args.policy.policy << ", budget " << args.policy.budget << " (" << last.budget << " tokens per KV head), protocol "
+            << args.policy.protocol << "; median of " << args.runs << " runs\n\n";
+  std::ostringstream policy_cell;
+  policy_cell << std::fixed << std::setprecision(1) << policy_us << " us (" << std::setprecision(1)
+              << (step_us > 0 ? 100.0 * policy_us / step_us : 0.0) << "% of a step)";
+  const std::vector<std::pair<std::string, std::string>> rows{
+      {"prefill tokens/s", std::to_string(static_cast<int64_t>(prefill + 0.5))},
+      {"decode tokens/s", std::to_string(static_cast<int64_t>(decode + 0.5))},
+      {"decode step", std::to_string(static_cast<int64_t>(step_us + 0.5)) + " us"},
+      {"policy per decode step", policy_cell.str()},
+      {"KV bytes, peak (logical)", mib(last.peak_bytes)},
+      {"KV bytes, end (logical)", mib(last.end_bytes)},
+      {"max cache length", std::to_string(last.max_len)}};
+  std::cout << "| metric | value |\n|---|---|\n";
+  for (const auto& [k, v] : rows) std::cout << "| " << k << " | " << v << " |\n";
+  return 0;
+}
+
 const CommandRegistration registration(
-    "bench", "Run the Google Benchmark programs (policy step cost, decode step vs stream, scorers)",
+    "bench",
+    "Summary table: prefill/decode tokens/s, per-step policy cost and KV bytes for a model, context, policy and "
+    "budget (--programs: the Google Benchmark programs)",
     [](CLI::App& app) {
-      auto filter = std::make_shared<std::string>();
-      auto only = std::make_shared<std::string>();
-      app.add_option("--filter", *filter, "Google Benchmark --benchmark_filter regex");
-      app.add_option("--program", *only, "only programs whose name contains this");
-      return [filter, only] { return run_bench(*filter, *only); };
+      auto args = std::make_shared<BenchArgs>();
+      args->model.add_to(app);
+      args->policy.add_to(app);
+      app.add_option("--context", args->context, "prompt tokens (synthetic ids)")->capture_default_str();
+      app.add_option("--decode", args->decode, "tokens decoded after the prompt")->capture_default_str();
+      app.add_option("--runs", args->runs, "repetitions; the table shows the median")->capture_default_str();
+      app.add_option("--threads", args->threads, "intra-op threads (0 = libtorch's default)")->capture_default_str();
+      app.add_flag("--json", args->json, "print a JSON object");
+      app.add_flag("--programs", args->programs, "run the Google Benchmark programs in build/bench instead");
+      app.add_option("--filter", args->filter, "with --programs: Google Benchmark --benchmark_filter regex");
+      app.add_option("--program", args->program, "with --programs: only programs whose name contains this");
+      return [args] { return args->programs ? run_programs(args->filter, args->program) : run_summary(*args); };
     });
 
 }  // namespace
