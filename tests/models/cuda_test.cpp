@@ -1,6 +1,13 @@
 // The CUDA path (skipped without a GPU): the same model on CUDA gives the CPU's logits in fp32
 // and close ones in bf16, and every policy keeps its budget on device tensors.
 #include <gtest/gtest.h>
+#include <torch/version.h>
+
+// The synchronisation debug mode lives in the CUDA build's c10_cuda (libtorch 2.x).
+#if TORCH_VERSION_MAJOR >= 2 && __has_include(<c10/cuda/CUDAFunctions.h>)
+#include <c10/cuda/CUDAFunctions.h>
+#define KVBENCH_SYNC_DEBUG 1
+#endif
 
 #include "models/generation.hpp"
 #include "models/model_loader.hpp"
@@ -57,6 +64,37 @@ TEST_F(Cuda, EveryPolicyRunsOnDeviceWithinBudget) {
     EXPECT_TRUE(logits.is_cuda()) << info.name;
     if (info.name != "full") EXPECT_LE(session.cache().max_head_length(), policy->layer_budget(0) + 0) << info.name;
   }
+}
+
+// Decode steps never wait for the device: no .item(), no copy to the host, no blocking copy to
+// the device, in the model or in the order-free policies (they select on the device), checked by
+// making every synchronisation an error while stepping.
+TEST_F(Cuda, DecodeStepsNeverSynchronise) {
+#ifdef KVBENCH_SYNC_DEBUG
+  Transformer gpu(loaded_.config, to_device(loaded_.weights, torch::kCUDA, torch::kFloat32));
+  std::vector<int64_t> tokens{1};
+  for (int i = 0; i < 60; ++i) tokens.push_back(3 + (i * 37) % 500);
+  for (const char* name : {"full", "local", "streaming_llm", "h2o", "tova"}) {
+    auto policy = policies::make_policy(name);
+    SessionOptions options;
+    options.protocol = Protocol::kDecode;
+    options.budget = std::string(name) == "full" ? policies::Budget::unlimited() : policies::Budget::tokens(32);
+    InferenceSession session(gpu, policy.get(), options);
+    torch::Tensor logits = session.prefill(tokens);
+    torch::cuda::synchronize();
+    c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_ERROR);
+    try {
+      for (int s = 0; s < 8; ++s) logits = session.step(3 + (s * 11) % 500);  // tokens chosen on the host
+      EXPECT_THROW(logits.cpu(), c10::Error) << "the debug mode is not active";  // a real sync does fail
+    } catch (const c10::Error& e) {
+      ADD_FAILURE() << name << ": a decode step synchronised: " << e.what();
+    }
+    c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_DISABLED);
+    EXPECT_LE(session.cache().max_head_length(), std::string(name) == "full" ? 69 : 32) << name;
+  }
+#else
+  GTEST_SKIP() << "needs libtorch 2.x built with CUDA (c10/cuda/CUDAFunctions.h)";
+#endif
 }
 
 }  // namespace

@@ -1,0 +1,148 @@
+// SlotOrder::kAny: eviction moves only the slots it must (the survivors above the new size fill
+// the holes below it), keys, values, positions and per-slot state travel together, and the
+// selection helpers read "older"/"newer" from the positions, so a policy keeps the same tokens
+// as on an arrival-ordered cache.
+#include <ATen/CPUGeneratorImpl.h>
+#include <gtest/gtest.h>
+
+#include "baselines_helpers.hpp"
+#include "policies/keep_scored.hpp"
+#include "policies/registry.hpp"
+
+namespace kvbench::policies {
+namespace {
+
+using baseline_test::kept;
+
+// key[h, slot] = (100h + position, -(100h + position)), value = 2·key, state "acc" = position.
+LayerCache any_order_cache(int64_t heads, int64_t n) {
+  LayerCache cache(heads, 2, torch::kFloat32, 4);
+  cache.set_slot_order(SlotOrder::kAny);
+  torch::Tensor id = (torch::arange(heads).reshape({heads, 1}) * 100 + torch::arange(n).reshape({1, n})).to(torch::kFloat32);
+  torch::Tensor k = torch::stack({id, -id}, -1);
+  cache.append(k, k * 2, torch::arange(n, torch::kInt64));
+  cache.state("acc").copy_(torch::arange(n, torch::kFloat32).expand({heads, n}));
+  return cache;
+}
+
+// Every slot's key, value and state still belong to the position it holds.
+void expect_consistent(const LayerCache& cache) {
+  torch::Tensor pos = cache.positions().to(torch::kFloat32);
+  torch::Tensor head = torch::arange(cache.kv_heads()).reshape({-1, 1}).to(torch::kFloat32) * 100;
+  EXPECT_TRUE(torch::equal(cache.keys().select(2, 0), head + pos));
+  EXPECT_TRUE(torch::equal(cache.values().select(2, 1), -2 * (head + pos)));
+  EXPECT_TRUE(torch::equal(const_cast<LayerCache&>(cache).state("acc"), pos));
+}
+
+TEST(SlotOrderAny, EvictMovesOnlyTheSurvivorsAboveTheNewSize) {
+  LayerCache cache = any_order_cache(2, 10);
+  cache.evict(torch::tensor({{2, 9}}, torch::kInt64));  // 9 is above the new size 8: nothing moves into 2 from it
+  ASSERT_EQ(cache.size(), 8);
+  // Slot 2 (a hole) received slot 8, the only survivor above the new size; every other slot stayed.
+  EXPECT_TRUE(torch::equal(cache.positions()[0], torch::tensor({0, 1, 8, 3, 4, 5, 6, 7}, torch::kInt64)));
+  expect_consistent(cache);
+  EXPECT_FALSE(cache.in_arrival_order());
+  EXPECT_TRUE(torch::equal(cache.arrival_order(), torch::tensor({{0, 1, 3, 4, 5, 6, 7, 2}}, torch::kInt64)));
+}
+
+TEST(SlotOrderAny, PerHeadEvictionAndKeepAgreeWithTheSets) {
+  LayerCache cache = any_order_cache(2, 12);
+  cache.evict(torch::tensor({{0, 5, 11}, {3, 4, 10}}, torch::kInt64));
+  EXPECT_EQ(kept(cache, 0), (std::set<int64_t>{1, 2, 3, 4, 6, 7, 8, 9, 10}));
+  EXPECT_EQ(kept(cache, 1), (std::set<int64_t>{0, 1, 2, 5, 6, 7, 8, 9, 11}));
+  expect_consistent(cache);
+  EXPECT_FALSE(cache.homogeneous());
+  // keep() of arbitrary (unsorted) slots: the same set survives, whatever the order.
+  torch::Tensor pos = cache.positions();
+  cache.keep(torch::tensor({{8, 0, 3}, {1, 7, 5}}, torch::kInt64));
+  EXPECT_EQ(kept(cache, 0), (std::set<int64_t>{pos[0][8].item<int64_t>(), pos[0][0].item<int64_t>(), pos[0][3].item<int64_t>()}));
+  EXPECT_EQ(kept(cache, 1), (std::set<int64_t>{pos[1][1].item<int64_t>(), pos[1][7].item<int64_t>(), pos[1][5].item<int64_t>()}));
+  expect_consistent(cache);
+  // Many evictions at once take the one-pass path.
+  LayerCache big = any_order_cache(1, 300);
+  big.evict(torch::arange(0, 300, 3, torch::kInt64).unsqueeze(0));
+  std::set<int64_t> want;
+  for (int64_t p = 0; p < 300; ++p)
+    if (p % 3) want.insert(p);
+  EXPECT_EQ(kept(big, 0), want);
+  expect_consistent(big);
+}
+
+TEST(SlotOrderAny, HelpersReadAgeFromPositions) {
+  LayerCache cache = any_order_cache(1, 8);
+  cache.evict(torch::tensor({{1}}, torch::kInt64));  // slot 1 now holds position 7, the newest
+  torch::Tensor newest = newest_valid(cache, 2);       // positions 6 and 7
+  EXPECT_TRUE(torch::equal(newest[0], torch::tensor({false, true, false, false, false, false, true})));
+  torch::Tensor oldest = oldest_valid(cache, 2);  // positions 0 and 2
+  EXPECT_TRUE(torch::equal(oldest[0], torch::tensor({true, false, true, false, false, false, false})));
+  EXPECT_TRUE(torch::equal(oldest_slots(cache, 1, 2), torch::tensor({{2, 3}}, torch::kInt64)));
+  // Ties go to the older token, not the lower slot: slot 1 (position 7) loses to slot 5 (position 5).
+  torch::Tensor scores = torch::tensor({{9.f, 1.f, 0.f, 0.f, 0.f, 1.f, 0.f}});
+  keep_best(cache, scores, 2);
+  EXPECT_EQ(kept(cache, 0), (std::set<int64_t>{0, 5}));
+}
+
+// Each order-free policy, stepped on an arrival-ordered cache and on a kAny one with the same
+// statistics, keeps the same tokens at every step.
+void run_both_orders(const std::string& name, const nlohmann::json& params, int64_t heads, int64_t kv_heads) {
+  auto a = make_policy(name, params), b = make_policy(name, params);
+  ASSERT_TRUE(a->slot_order_free()) << name;
+  const int64_t budget = 9;
+  SequenceInfo info = baseline_test::info_for(1, heads, kv_heads, budget, 20, 7);
+  a->begin(info);
+  b->begin(info);
+  LayerCache ordered = baseline_test::cache_of(kv_heads, 20), any = baseline_test::cache_of(kv_heads, 20);
+  any.set_slot_order(SlotOrder::kAny);
+  torch::Generator gen = at::detail::createCPUGenerator(11);
+  int64_t next = 20;
+  for (int step = 0; step < 30; ++step) {
+    // Statistics in each cache's own slot order: the same values for the same positions.
+    const int64_t n = ordered.size();
+    torch::Tensor by_position = torch::softmax(torch::randn({heads, next}, gen), -1);
+    auto stats_for = [&](const LayerCache& c) {
+      AttentionStats s;
+      torch::Tensor pos = c.positions()[0];
+      torch::Tensor row = by_position.index_select(1, pos);
+      if (kv_heads != 1 && !c.homogeneous()) {  // per-head slots: gather each query head's own row
+        torch::Tensor per_kv = c.positions().repeat_interleave(heads / kv_heads, 0);
+        row = by_position.gather(1, per_kv);
+      }
+      s.last_row = row;
+      s.column_sums = row;
+      s.window_rows = row.unsqueeze(1);
+      s.column_counts = torch::ones({n});
+      s.n_queries = 1;
+      return s;
+    };
+    const Phase phase = step == 0 ? Phase::kPrefill : Phase::kDecode;
+    a->observe(0, ordered, stats_for(ordered), phase);
+    b->observe(0, any, stats_for(any), phase);
+    a->compress(0, ordered, phase);
+    b->compress(0, any, phase);
+    for (int64_t h = 0; h < kv_heads; ++h) ASSERT_EQ(kept(ordered, h), kept(any, h)) << name << " step " << step << " head " << h;
+    baseline_test::append_tokens(ordered, next, 1);
+    baseline_test::append_tokens(any, next, 1);
+    ++next;
+  }
+  EXPECT_FALSE(any.in_arrival_order()) << name << ": the kAny cache never moved a slot";
+}
+
+TEST(SlotOrderAny, OrderFreePoliciesKeepWhatTheyKeepInArrivalOrder) {
+  run_both_orders("local", nlohmann::json::object(), 4, 2);
+  run_both_orders("streaming_llm", nlohmann::json::object(), 4, 2);
+  run_both_orders("streaming_llm", {{"sinks", 2}}, 4, 2);
+  run_both_orders("h2o", {}, 4, 2);
+  run_both_orders("h2o", {{"head_reduce", "max"}}, 4, 2);
+  run_both_orders("tova", nlohmann::json::object(), 4, 2);
+  run_both_orders("random", nlohmann::json::object(), 4, 2);
+  run_both_orders("random", {{"per_head", true}}, 4, 2);
+  run_both_orders("scissorhands", {{"history_window", 1}}, 4, 2);
+}
+
+TEST(SlotOrderAny, OrderDependentPoliciesDoNotOptIn) {
+  for (const char* name : {"snapkv", "pyramidkv", "adakv", "buzz", "cascade", "kvec", "roco", "bumblebee"})
+    EXPECT_FALSE(make_policy(name)->slot_order_free()) << name;
+}
+
+}  // namespace
+}  // namespace kvbench::policies
