@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""kvbench against Hugging Face transformers on one GPU, same machine, same shapes (issue #15):
+a Llama-3-8B-shaped checkpoint with random bf16 weights (written by transformers itself as
+safetensors), prompts of 4K, 16K and 32K tokens, 64 decoded tokens, for full, snapkv,
+streaming_llm and h2o. Prints one Markdown table (prefill and decode tokens/s, peak GPU memory)
+and writes the raw numbers as JSON.
+
+Run on the GPU machine after `scripts/cuda_build.sh build-cuda`:
+    python3 scripts/gpu_compare_hf.py --kvbench build-cuda/kvbench --workdir /tmp/l3 \
+        --tokenizer ../shared/models/llama2-tokenizer/tokenizer.model --out results/perf/gpu_vs_hf.json
+
+transformers runs with attn_implementation="sdpa". Compression on the transformers side uses
+NVIDIA kvpress presses where kvpress is importable (SnapKVPress, StreamingLLMPress,
+ObservedAttentionPress for H2O, which needs eager attention); without kvpress only Full is run
+there and the table says so. Peak memory: torch.cuda.max_memory_allocated for transformers (in
+process) and the largest `nvidia-smi` used_memory of the kvbench process (includes the CUDA
+context, ~0.5 GB), so compare them knowing that. Token ids are synthetic (speed does not depend
+on them); the vocabulary of --tokenizer is irrelevant to the timing.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+
+import torch
+
+CONTEXTS = [4096, 16384, 32768]
+POLICIES = ["full", "snapkv", "streaming_llm", "h2o"]
+BUDGET = 1024  # tokens per KV head for the compressing policies
+DECODE = 64
+
+
+def write_checkpoint(path):
+    """Llama-3-8B shapes, random bf16 weights, written by transformers (model.safetensors shards)."""
+    if os.path.exists(os.path.join(path, "config.json")):
+        return
+    from transformers import LlamaConfig, LlamaForCausalLM
+    config = LlamaConfig(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
+                         num_key_value_heads=8, vocab_size=128256, max_position_embeddings=131072, rope_theta=500000.0,
+                         rms_norm_eps=1e-5, tie_word_embeddings=False, torch_dtype="bfloat16",
+                         rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                                       "high_freq_factor": 4.0, "original_max_position_embeddings": 8192})
+    torch.manual_seed(0)
+    with torch.device("cuda"):
+        model = LlamaForCausalLM(config).to(torch.bfloat16)
+    model.save_pretrained(path, safe_serialization=True, max_shard_size="5GB")
+    del model
+    torch.cuda.empty_cache()
+
+
+def synthetic_ids(n, vocab=128256):
+    return torch.tensor([[1] + [3 + (i * 7919) % (vocab - 3) for i in range(1, n)]], device="cuda")
+
+
+def hf_run(path, context, policy, presses):
+    from transformers import AutoModelForCausalLM
+    attn = "eager" if policy == "h2o" else "sdpa"
+    model = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.bfloat16, attn_implementation=attn).cuda().eval()
+    ids = synthetic_ids(context)
+    press = None
+    if policy != "full":
+        ratio = 1.0 - BUDGET / context
+        press = {"snapkv": lambda: presses.SnapKVPress(compression_ratio=ratio, window_size=32, kernel_size=7),
+                 "streaming_llm": lambda: presses.StreamingLLMPress(compression_ratio=ratio, n_sink=4),
+                 "h2o": lambda: presses.ObservedAttentionPress(compression_ratio=ratio)}[policy]()
+    torch.cuda.reset_peak_memory_stats()
+    torch.cuda.synchronize()
+    with torch.no_grad(), (press(model) if press else _null()):
+        t0 = time.perf_counter()
+        out = model(ids, use_cache=True)
+        torch.cuda.synchronize()
+        t1 = time.perf_counter()
+    past = out.past_key_values
+    nxt = out.logits[:, -1].argmax(-1, keepdim=True)
+    with torch.no_grad():
+        t2 = time.perf_counter()
+        for _ in range(DECODE):
+            out = model(nxt, past_key_values=past, use_cache=True)
+            past = out.past_key_values
+            nxt = out.logits[:, -1].argmax(-1, keepdim=True)
+        torch.cuda.synchronize()
+        t3 = time.perf_counter()
+    peak = torch.cuda.max_memory_allocated()
+    del model, out, past
+    torch.cuda.empty_cache()
+    return {"prefill_tokens_per_s": context / (t1 - t0), "decode_tokens_per_s": DECODE / (t3 - t2), "peak_bytes": peak}
+
+
+class _null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *a):
+        return False
+
+
+def gpu_memory_of(pid):
+    out = subprocess.run(["nvidia-smi", "--query-compute-apps=pid,used_memory", "--format=csv,noheader,nounits"],
+                         capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        p, mem = [x.strip() for x in line.split(",")]
+        if int(p) == pid:
+            return int(mem) * 1024 * 1024
+    return 0
+
+
+def kvbench_run(args, context, policy):
+    budget = "full" if policy == "full" else str(BUDGET)
+    protocol = "oneshot" if policy == "snapkv" else "decode"
+    cmd = [args.kvbench, "bench", "--model", args.workdir, "--tokenizer", args.tokenizer, "--device", "cuda",
+           "--dtype", "bfloat16", "--context", str(context), "--decode", str(DECODE), "--runs", "1",
+           "--policy", policy, "--budget", budget, "--protocol", protocol, "--json"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak = [0]
+
+    def poll():
+        while proc.poll() is None:
+            peak[0] = max(peak[0], gpu_memory_of(proc.pid))
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=poll)
+    watcher.start()
+    out, err = proc.communicate()
+    watcher.join()
+    if proc.returncode != 0:
+        return {"error": err.strip()[-500:], "command": " ".join(cmd)}
+    j = json.loads(out)
+    return {"prefill_tokens_per_s": j["prefill_tokens_per_s"], "decode_tokens_per_s": j["decode_tokens_per_s"],
+            "peak_bytes": peak[0], "command": " ".join(cmd)}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kvbench", required=True)
+    ap.add_argument("--workdir", required=True, help="where the random checkpoint is written (~16 GB)")
+    ap.add_argument("--tokenizer", required=True, help="any sentencepiece tokenizer.model (ids are synthetic)")
+    ap.add_argument("--out", default="gpu_vs_hf.json")
+    ap.add_argument("--contexts", default=",".join(map(str, CONTEXTS)))
+    ap.add_argument("--policies", default=",".join(POLICIES))
+    args = ap.parse_args()
+    try:
+        import kvpress as presses
+    except ImportError:
+        presses = None
+    write_checkpoint(args.workdir)
+    import transformers
+    rows = []
+    for context in map(int, args.contexts.split(",")):
+        for policy in args.policies.split(","):
+            row = {"context": context, "policy": policy, "kvbench": kvbench_run(args, context, policy)}
+            if policy == "full" or presses is not None:
+                try:
+                    row["transformers"] = hf_run(args.workdir, context, policy, presses)
+                except torch.cuda.OutOfMemoryError as e:
+                    row["transformers"] = {"error": "out of memory: " + str(e)[:200]}
+            else:
+                row["transformers"] = {"error": "kvpress not installed: Full only"}
+            rows.append(row)
+            print(json.dumps(row), file=sys.stderr, flush=True)
+    meta = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "transformers": transformers.__version__,
+            "kvpress": getattr(presses, "__version__", None) if presses else None, "budget": BUDGET, "decode": DECODE,
+            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
+    with open(args.out, "w") as f:
+        json.dump({"meta": meta, "rows": rows}, f, indent=2)
+    print(f"{meta['gpu']}, torch {meta['torch']}, transformers {meta['transformers']}, kvpress {meta['kvpress']}")
+    print("| context | policy | kvbench prefill tok/s | HF prefill tok/s | kvbench decode tok/s | HF decode tok/s |"
+          " kvbench peak GiB | HF peak GiB |")
+    print("|---|---|---|---|---|---|---|---|")
+
+    def cell(r, key, scale=1.0, fmt="{:.0f}"):
+        return fmt.format(r[key] / scale) if key in r else r.get("error", "-")[:40]
+    for r in rows:
+        k, h = r["kvbench"], r["transformers"]
+        print(f"| {r['context']} | {r['policy']} | {cell(k, 'prefill_tokens_per_s')} | {cell(h, 'prefill_tokens_per_s')} | "
+              f"{cell(k, 'decode_tokens_per_s')} | {cell(h, 'decode_tokens_per_s')} | "
+              f"{cell(k, 'peak_bytes', 2**30, '{:.1f}')} | {cell(h, 'peak_bytes', 2**30, '{:.1f}')} |")
+
+
+if __name__ == "__main__":
+    main()
