@@ -14,6 +14,7 @@
 
 #include "harness/command.hpp"
 #include "harness/runtime_options.hpp"
+#include "models/cpu_threads.hpp"
 #include "policies/registry.hpp"
 #include "policies/timed_policy.hpp"
 
@@ -107,7 +108,7 @@ int run_summary(const BenchArgs& args) {
   if (args.context < 1) throw std::invalid_argument("--context must be at least 1");
   if (args.decode < 0) throw std::invalid_argument("--decode must be >= 0");
   if (args.runs < 1) throw std::invalid_argument("--runs must be at least 1");
-  if (args.threads > 0) at::set_num_threads(args.threads);
+  models::use_cpu_threads(args.threads);
   LoadedRuntime rt = load_runtime(args.model);
   const auto& c = rt.transformer->config();
   std::vector<Run> runs;
@@ -125,7 +126,9 @@ int run_summary(const BenchArgs& args) {
     nlohmann::json j = {{"model", rt.loaded.name},
                         {"device", rt.transformer->device().str()},
                         {"dtype", dtype},
-                        {"threads", at::get_num_threads()},
+                        {"threads", args.threads},
+                        {"intra_op_threads", at::get_num_threads()},
+                        {"blas_threads", models::blas_threads()},
                         {"context", args.context},
                         {"decode", args.decode},
                         {"policy", args.policy.policy},
@@ -147,7 +150,7 @@ int run_summary(const BenchArgs& args) {
   std::ostringstream head;
   head << rt.loaded.name << " (" << c.n_layers << " layers, " << c.n_heads << " heads / " << c.n_kv_heads
        << " KV heads, head_dim " << c.head_dim << "), " << rt.transformer->device().str() << " " << dtype << ", "
-       << at::get_num_threads() << " threads";
+       << models::blas_threads() << " BLAS threads, " << at::get_num_threads() << " intra-op";
   std::cout << head.str() << "\ncontext " << args.context << " + " << args.decode << " decoded, policy "
             << args.policy.policy << ", budget " << args.policy.budget << " (" << last.budget << " tokens per KV head), protocol "
             << args.policy.protocol << "; median of " << args.runs << " runs\n\n";
@@ -178,7 +181,7 @@ const CommandRegistration registration(
       app.add_option("--context", args->context, "prompt tokens (synthetic ids)")->capture_default_str();
       app.add_option("--decode", args->decode, "tokens decoded after the prompt")->capture_default_str();
       app.add_option("--runs", args->runs, "repetitions; the table shows the median")->capture_default_str();
-      app.add_option("--threads", args->threads, "intra-op threads (0 = libtorch's default)")->capture_default_str();
+      app.add_option("--threads", args->threads, "threads for the BLAS products, one for elementwise ops (models/cpu_threads.hpp; 0 = libtorch's and OpenBLAS's defaults)")->capture_default_str();
       app.add_flag("--json", args->json, "print a JSON object");
       app.add_flag("--programs", args->programs, "run the Google Benchmark programs in build/bench instead");
       app.add_option("--filter", args->filter, "with --programs: Google Benchmark --benchmark_filter regex");

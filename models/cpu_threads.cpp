@@ -1,0 +1,29 @@
+#include "models/cpu_threads.hpp"
+
+#include <dlfcn.h>
+#include <torch/torch.h>
+
+namespace kvbench::models {
+namespace {
+
+// Looked up at run time: libtorch may be linked with another BLAS, and kvbench does not link
+// OpenBLAS itself.
+template <typename Fn>
+Fn openblas_symbol(const char* name) {
+  return reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, name));
+}
+
+}  // namespace
+
+void use_cpu_threads(int threads) {
+  if (threads < 1) return;
+  at::set_num_threads(1);
+  if (auto set = openblas_symbol<void (*)(int)>("openblas_set_num_threads")) set(threads);
+}
+
+int blas_threads() {
+  auto get = openblas_symbol<int (*)()>("openblas_get_num_threads");
+  return get ? get() : 0;
+}
+
+}  // namespace kvbench::models
