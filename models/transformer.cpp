@@ -1,5 +1,9 @@
 #include "models/transformer.hpp"
 
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
 #include "models/attention.hpp"
 #include "policies/gqa_mode.hpp"
 
@@ -7,6 +11,14 @@ namespace kvbench::models {
 namespace {
 
 torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
+  if (x.scalar_type() == torch::kFloat32 && x.device().is_cpu() && x.numel() == x.size(-1)) {
+    // One row (a decoding token): the mean square as one dot product read on the host (no device
+    // to wait for), then two ops instead of six.
+    torch::Tensor v = x.reshape({-1});
+    const float mean_square = torch::dot(v, v).item<float>() / static_cast<float>(v.numel());
+    const float inv = 1.0f / std::sqrt(mean_square + static_cast<float>(eps));
+    return torch::mul(x, inv).mul_(weight);
+  }
   if (x.scalar_type() == torch::kFloat32) {  // the same arithmetic, fewer temporaries
     torch::Tensor inv = x.square().mean(-1, /*keepdim=*/true);
     inv.add_(eps).rsqrt_();
@@ -18,8 +30,25 @@ torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, doub
   return (normed.to(x.scalar_type()) * weight);
 }
 
+// One float32 token on the CPU takes matrix-vector products: they read each weight once, where a
+// one-row GEMM has OpenBLAS first pack (copy) the whole weight matrix, several times slower.
+bool one_cpu_row(const torch::Tensor& x) {
+  return x.size(0) == 1 && x.device().is_cpu() && x.scalar_type() == torch::kFloat32;
+}
+
+// x [T, in] · wᵀ (+ b), w [out, in].
 torch::Tensor project(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b = {}) {
+  if (one_cpu_row(x)) {
+    torch::Tensor v = x.reshape({-1});
+    return (b.defined() ? torch::addmv(b, w, v) : torch::mv(w, v)).unsqueeze(0);
+  }
   return b.defined() ? torch::addmm(b, x, w.t()) : torch::matmul(x, w.t());
+}
+
+// residual + x · wᵀ in one op (the residual add fused into the product).
+torch::Tensor project_add(const torch::Tensor& residual, const torch::Tensor& x, const torch::Tensor& w) {
+  if (one_cpu_row(x)) return torch::addmv(residual.reshape({-1}), w, x.reshape({-1})).unsqueeze(0);
+  return torch::addmm(residual, x, w.t());
 }
 
 }  // namespace
@@ -70,9 +99,7 @@ torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t f
   const int64_t T = static_cast<int64_t>(tokens.size());
   const int64_t H = config_.n_heads, kvh = config_.n_kv_heads, hd = config_.head_dim;
   const torch::Device dev = device();
-  // Token ids go to the device without waiting for it; positions are made there.
-  torch::Tensor ids = torch::tensor(tokens, torch::kInt64);
-  if (!dev.is_cpu()) ids = ids.to(dev, /*non_blocking=*/true);
+  // Positions are made on the device (token ids go there without waiting for it, below).
   torch::Tensor positions = torch::arange(first_position, first_position + T, torch::TensorOptions().dtype(torch::kInt64).device(dev));
 
   AttentionRequest request;
@@ -87,7 +114,17 @@ torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t f
   if (control.inspect) request.stats.merge(control.inspect_wants);
   const bool rotate_now = request.mode == policies::PositionMode::kOriginal;
 
-  torch::Tensor x = weights_.embedding.index_select(0, ids);  // [T, dim]
+  torch::Tensor x;  // [T, dim]
+  if (T == 1) {
+    // A view: no op, no copy to the device. Checked here: narrow() would wrap a negative id.
+    if (tokens[0] < 0 || tokens[0] >= weights_.embedding.size(0))
+      throw std::out_of_range("token id " + std::to_string(tokens[0]) + " is outside the vocabulary");
+    x = weights_.embedding.narrow(0, tokens[0], 1);
+  } else {
+    torch::Tensor ids = torch::tensor(tokens, torch::kInt64);
+    if (!dev.is_cpu()) ids = ids.to(dev, /*non_blocking=*/true);
+    x = weights_.embedding.index_select(0, ids);
+  }
   for (int64_t l = 0; l < config_.n_layers; ++l) {
     const LayerWeights& w = weights_.layers[l];
     const FusedLayer& f = fused_[l];
@@ -112,13 +149,13 @@ torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t f
       control.policy->observe(l, layer_cache, attn.stats, control.phase);
       if (control.compress) control.policy->compress(l, layer_cache, control.phase);
     }
-    x = torch::addmm(x, attn.output.transpose(0, 1).reshape({T, H * hd}), w.wo.t());  // residual fused in
+    x = project_add(x, attn.output.transpose(0, 1).reshape({T, H * hd}), w.wo);
     h = rms_norm(x, w.ffn_norm, config_.norm_eps);
-    torch::Tensor gate_up = torch::matmul(h, f.w_gate_up.t());
+    torch::Tensor gate_up = project(h, f.w_gate_up);
     const int64_t hidden = gate_up.size(1) / 2;
     torch::Tensor act = torch::silu(gate_up.narrow(1, 0, hidden));
     act.mul_(gate_up.narrow(1, hidden, hidden));
-    x = torch::addmm(x, act, w.w_down.t());
+    x = project_add(x, act, w.w_down);
   }
   if (!all_logits) x = x.narrow(0, T - 1, 1);
   x = rms_norm(x, weights_.final_norm, config_.norm_eps);
