@@ -18,15 +18,12 @@ torch::Tensor causal_mask(int64_t t_begin, int64_t t_len, int64_t T, int64_t n, 
   return cols <= rows + (n - T);
 }
 
-bool use_fused_kernel(const AttentionRequest& request, const policies::LayerCache& cache) {
 #if TORCH_VERSION_MAJOR >= 2
+// libtorch 1.13 has no fused kernel: it always takes the chunked matmul-softmax below.
+bool use_fused_kernel(const AttentionRequest& request, const policies::LayerCache& cache) {
   return !request.stats.any() && !request.logit_scale && cache.all_valid();
-#else
-  (void)request;
-  (void)cache;
-  return false;
-#endif
 }
+#endif
 
 // kCacheSlot: the position of every slot is its rank in arrival order (0 = oldest), so slot order
 // does not matter (SlotOrder::kAny caches). Computed on the device from the original positions.

@@ -75,7 +75,8 @@ void LayerCache::append(const torch::Tensor& k, const torch::Tensor& v, const to
   keys_.narrow(1, size_, t).copy_(k);
   values_.narrow(1, size_, t).copy_(v);
   positions_.narrow(1, size_, t).copy_(positions.reshape({1, t}).expand({kv_heads_, t}));
-  valid_.narrow(1, size_, t).fill_(true);
+  // valid_ is only read while ragged (keep() fills it when a cache becomes ragged).
+  if (ragged_) valid_.narrow(1, size_, t).fill_(true);
   for (auto& [name, tensor] : state_) tensor.narrow(1, size_, t).zero_();
   size_ += t;
 }
@@ -167,6 +168,7 @@ void LayerCache::keep(const torch::Tensor& idx_in, const torch::Tensor& counts) 
     fill_holes(evicted, size_ - m);
     return;
   }
+  if (counts.defined() && !ragged_) valid_.narrow(1, 0, size_).fill_(true);  // see append()
   // kArrival: callers pass each row's slots in slot order, so arrival order survives the gather.
   gather_all(idx.expand({kv_heads_, m}).contiguous(), m);
   size_ = m;
