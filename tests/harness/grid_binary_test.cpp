@@ -110,7 +110,9 @@ TEST(KvbenchGrid, KilledMidwayResumesWithOnlyTheMissingCells) {
 
 TEST(KvbenchGrid, ConcurrentWorkersAndGridsNeverRunAJobTwice) {
   TempDir dir;
-  const std::string grid = write_json(dir / "grid.json", small_grid({"8", "12", "16", "20"}));
+  // Jobs long enough that the second process starts before the first has claimed them all (at 48
+  // tokens a faster decode let one process finish the grid alone).
+  const std::string grid = write_json(dir / "grid.json", small_grid({"8", "12", "16", "20"}, 160));
   const std::string results = dir / "runs";
   // Two grids at once on one directory, one with two worker processes, one running in-process.
   const pid_t a = spawn_kvbench({"grid", grid, "--results", results, "--workers", "2", "--threads", "1"}, dir / "a.log");
