@@ -2,10 +2,12 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "datasets/text_reader.hpp"
 #include "harness/command.hpp"
+#include "harness/progress_bar.hpp"
 #include "harness/runtime_options.hpp"
 #include "models/perplexity.hpp"
 #include "policies/registry.hpp"
@@ -43,7 +45,23 @@ int run_perplexity(PerplexityArgs args) {
               << ", which takes long); --max-tokens " << context << " scores one context\n";
   }
   models::InferenceSession session(*rt.transformer, policy.get(), options);
+  // A stream longer than the context takes minutes: show how far it is (a bar on a terminal, a
+  // line per 10 % in a log).
+  const int64_t fed = static_cast<int64_t>(tokens.size()) - 1;
+  std::unique_ptr<ProgressBar> bar;
+  if (options.protocol == models::Protocol::kStream && fed > context) {
+    bar = std::make_unique<ProgressBar>(std::cerr, fed, ProgressBar::stderr_is_terminal());
+    session.set_prefill_progress([&bar, last_tenth = int64_t{0}](int64_t done, int64_t total) mutable {
+      bar->update(static_cast<double>(done), "tokens");
+      const int64_t tenth = done * 10 / total;
+      if (tenth > last_tenth && done < total) {
+        last_tenth = tenth;
+        bar->message("perplexity: " + std::to_string(done) + " of " + std::to_string(total) + " tokens streamed");
+      }
+    });
+  }
   models::PerplexityResult r = models::evaluate_perplexity(session, tokens);
+  if (bar) bar->finish();
   if (!args.curve.empty()) {
     const std::string tmp = args.curve + ".tmp";
     {
