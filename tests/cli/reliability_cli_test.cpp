@@ -69,7 +69,7 @@ TEST(ReliabilityCli, PerplexityWarnsWhenTheTextExceedsTheContextAndNamesAnEmptyF
   expect_clear_error("perplexity --text-file " + empty, empty + ": no text to score");
 }
 
-TEST(ReliabilityCli, AStreamLongerThanTheContextReportsItsProgress) {
+TEST(ReliabilityCli, ATextLongerThanTheContextReportsItsProgress) {
   const std::string text = kShared + "/data/tinystories/TinyStories-valid.head.txt";
   // Not a terminal: one line per tenth of the stream, on stderr; stdout stays the JSON result.
   CommandResult r = run_kvbench("perplexity --text-file " + text +
@@ -80,6 +80,12 @@ TEST(ReliabilityCli, AStreamLongerThanTheContextReportsItsProgress) {
   EXPECT_FALSE(contains(r.output, "1000 of 1000 tokens streamed")) << r.output;
   CommandResult within = run_kvbench("perplexity --text-file " + text + " --max-tokens 300 --stream --json 2>&1 >/dev/null");
   EXPECT_FALSE(contains(within.output, "streamed")) << within.output;
+  // One forward pass: a line per layer (stories260K has 5).
+  CommandResult oneshot = run_kvbench("perplexity --text-file " + text + " --max-tokens 700 --json 2>&1 >/dev/null");
+  ASSERT_EQ(oneshot.exit_code, 0) << oneshot.output;
+  for (int layer = 1; layer <= 4; ++layer)
+    EXPECT_TRUE(contains(oneshot.output, "perplexity: attention of layer " + std::to_string(layer) + " of 5 done"))
+        << oneshot.output;
 }
 
 TEST(ReliabilityCli, GridNamesCannotEscapeAndManifestsAreChecked) {
