@@ -2,6 +2,7 @@
 
 #include <regex>
 #include <stdexcept>
+#include <type_traits>
 
 #include "datasets/json_parse.hpp"
 #include "harness/atomic_file.hpp"
@@ -58,9 +59,25 @@ Job load_job_file(const std::string& path) {
   }
 }
 
+namespace {
+
+// A field of a spec for display, or `fallback` when it is missing or of another type: the
+// description of a spec that was never normalised must not throw.
+template <class T>
+T shown(const nlohmann::json& spec, const char* key, T fallback) {
+  const auto it = spec.find(key);
+  if (it == spec.end()) return fallback;
+  if constexpr (std::is_same_v<T, std::string>) return it->is_string() ? it->template get<std::string>() : fallback;
+  else return it->is_number_integer() ? it->template get<T>() : fallback;
+}
+
+}  // namespace
+
 std::string short_description(const nlohmann::json& spec) {
-  std::string policy = spec.value("policy", "full");
-  const nlohmann::json params = spec.value("policy_params", nlohmann::json::object());
+  if (!spec.is_object()) return "?";
+  std::string policy = shown<std::string>(spec, "policy", "full");
+  nlohmann::json params = spec.contains("policy_params") ? spec["policy_params"] : nlohmann::json::object();
+  if (!params.is_object()) params = nlohmann::json::object();
   std::string changed;
   try {
     const nlohmann::json& defaults = policies::policy_info(policy).defaults;
@@ -71,15 +88,18 @@ std::string short_description(const nlohmann::json& spec) {
     changed = params.empty() ? "" : params.dump();
   }
   if (!changed.empty()) policy += "{" + changed + "}";
-  std::string out = spec.value("task", "?") + " " + policy + " @" + spec.value("budget", "full") + " " +
-                    spec.value("protocol", "oneshot");
-  if (spec.value("protocol", "") == "stream" && spec.value("block", 1) != 1)
-    out += "/b" + std::to_string(spec.value("block", 1));
-  if (spec.value("model", "stories260K") != "stories260K") out += " model=" + spec.value("model", "");
-  out += " seed=" + std::to_string(spec.value("seed", 0));
-  if (spec.value("limit", 0) != 0) out += " limit=" + std::to_string(spec.value("limit", 0));
-  const nlohmann::json task_params = spec.value("task_params", nlohmann::json::object());
-  if (!task_params.empty()) out += " " + task_params.dump();
+  const std::string protocol = shown<std::string>(spec, "protocol", "oneshot");
+  std::string out = shown<std::string>(spec, "task", "?") + " " + policy + " @" +
+                    shown<std::string>(spec, "budget", "full") + " " + protocol;
+  const int64_t block = shown<int64_t>(spec, "block", 1);
+  if (protocol == "stream" && block != 1) out += "/b" + std::to_string(block);
+  const std::string model = shown<std::string>(spec, "model", "stories260K");
+  if (model != "stories260K") out += " model=" + model;
+  out += " seed=" + std::to_string(shown<int64_t>(spec, "seed", 0));
+  const int64_t limit = shown<int64_t>(spec, "limit", 0);
+  if (limit != 0) out += " limit=" + std::to_string(limit);
+  const auto task_params = spec.find("task_params");
+  if (task_params != spec.end() && !task_params->empty()) out += " " + task_params->dump();
   return out;
 }
 

@@ -2,10 +2,12 @@
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "datasets/text_reader.hpp"
 #include "harness/command.hpp"
+#include "harness/progress_bar.hpp"
 #include "harness/runtime_options.hpp"
 #include "models/perplexity.hpp"
 #include "policies/registry.hpp"
@@ -43,7 +45,35 @@ int run_perplexity(PerplexityArgs args) {
               << ", which takes long); --max-tokens " << context << " scores one context\n";
   }
   models::InferenceSession session(*rt.transformer, policy.get(), options);
+  // A text longer than the context takes minutes: show how far it is (a bar on a terminal, a
+  // line per step in a log) — per tenth of a stream, per layer of a one-shot forward.
+  const int64_t fed = static_cast<int64_t>(tokens.size()) - 1;
+  std::unique_ptr<ProgressBar> bar;
+  if (fed > context && options.protocol == models::Protocol::kStream) {
+    bar = std::make_unique<ProgressBar>(std::cerr, fed, ProgressBar::stderr_is_terminal());
+    session.set_prefill_progress([&bar, last_tenth = int64_t{0}](int64_t done, int64_t total) mutable {
+      bar->update(static_cast<double>(done), "tokens");
+      const int64_t tenth = done * 10 / total;
+      if (tenth > last_tenth && done < total) {
+        last_tenth = tenth;
+        bar->message("perplexity: " + std::to_string(done) + " of " + std::to_string(total) + " tokens streamed");
+      }
+    });
+  } else if (fed > context) {
+    const int64_t layers = rt.loaded.config.n_layers;
+    bar = std::make_unique<ProgressBar>(std::cerr, layers, ProgressBar::stderr_is_terminal());
+    models::CacheControl per_layer;
+    per_layer.on_attention = [&bar, layers](int64_t layer, const torch::Tensor&, const torch::Tensor&,
+                                            const torch::Tensor&, const torch::Tensor&, const torch::Tensor&) {
+      bar->update(static_cast<double>(layer + 1), "layers");
+      if (layer + 1 < layers)
+        bar->message("perplexity: attention of layer " + std::to_string(layer + 1) + " of " + std::to_string(layers) +
+                     " done");
+    };
+    session.set_inspector(per_layer);
+  }
   models::PerplexityResult r = models::evaluate_perplexity(session, tokens);
+  if (bar) bar->finish();
   if (!args.curve.empty()) {
     const std::string tmp = args.curve + ".tmp";
     {

@@ -42,6 +42,7 @@ torch::Tensor InferenceSession::prefill(const std::vector<int64_t>& tokens, bool
     const bool last = end == tokens.size();
     torch::Tensor logits = run(block, policies::Phase::kPrefillBlock, true, all_logits || last);
     if (all_logits || last) rows.push_back(all_logits ? logits : logits.narrow(0, logits.size(0) - 1, 1));
+    if (prefill_progress_) prefill_progress_(static_cast<int64_t>(end), static_cast<int64_t>(tokens.size()));
   }
   return all_logits ? torch::cat(rows, 0) : rows.back();
 }

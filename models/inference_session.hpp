@@ -3,6 +3,7 @@
 // steps. Tracks the original position of the next token and memory (logical KV bytes, peak).
 #include <torch/torch.h>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -38,6 +39,9 @@ class InferenceSession {
   int64_t max_cache_len() const { return max_cache_len_; }  // largest head length after any step
   // Extra statistics hook for fidelity tasks.
   void set_inspector(CacheControl inspector) { inspector_ = std::move(inspector); }
+  // Called with (tokens fed, prompt tokens) after each block of a streamed prefill (long texts).
+  using PrefillProgress = std::function<void(int64_t, int64_t)>;
+  void set_prefill_progress(PrefillProgress progress) { prefill_progress_ = std::move(progress); }
 
  private:
   torch::Tensor run(const std::vector<int64_t>& tokens, policies::Phase phase, bool compress, bool all_logits);
@@ -48,6 +52,7 @@ class InferenceSession {
   policies::SequenceInfo info_;
   policies::KVCache cache_;
   CacheControl inspector_;
+  PrefillProgress prefill_progress_;
   int64_t next_position_ = 0;
   int64_t peak_bytes_ = 0;
   int64_t max_cache_len_ = 0;

@@ -61,8 +61,30 @@ SentencePieceTokenizer::SentencePieceTokenizer(const std::string& model_path) {
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;
 
 std::vector<int> SentencePieceTokenizer::encode(const std::string& text, bool add_special_tokens) const {
-  std::vector<int> ids = sp_->encode(text);
-  if (add_special_tokens) ids.insert(ids.begin(), bos_id());
+  // transformers' LlamaTokenizer splits the text on its special tokens' strings (a chat template
+  // writes "<s>") and encodes each piece between them on its own (legacy mode).
+  std::vector<std::pair<std::string, int>> specials;
+  for (int id : {bos_id(), eos_id()})
+    if (id >= 0 && id < vocab_size()) specials.emplace_back(sp_->id_to_piece(id), id);
+  std::vector<int> ids;
+  if (add_special_tokens) ids.push_back(bos_id());
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t found = std::string::npos;
+    const std::pair<std::string, int>* which = nullptr;
+    for (const auto& special : specials) {
+      const size_t at = special.first.empty() ? std::string::npos : text.find(special.first, start);
+      if (at < found) found = at, which = &special;
+    }
+    const std::string part = text.substr(start, found == std::string::npos ? std::string::npos : found - start);
+    if (!part.empty()) {
+      const std::vector<int> piece_ids = sp_->encode(part);
+      ids.insert(ids.end(), piece_ids.begin(), piece_ids.end());
+    }
+    if (!which) break;
+    ids.push_back(which->second);
+    start = found + which->first.size();
+  }
   return ids;
 }
 

@@ -15,7 +15,8 @@ class SentencePieceTokenizer : public TokenizerBackend {
   explicit SentencePieceTokenizer(const std::string& model_path);  // throws ModelLoadError naming the file
   ~SentencePieceTokenizer() override;
 
-  // add_special_tokens prepends BOS. Decoding always drops BOS and EOS (sentencepiece renders its
+  // add_special_tokens prepends BOS; "<s>" / "</s>" written in the text become BOS / EOS (as
+  // transformers' LlamaTokenizer). Decoding always drops BOS and EOS (sentencepiece renders its
   // control tokens as nothing).
   std::vector<int> encode(const std::string& text, bool add_special_tokens) const override;
   std::string decode(const std::vector<int>& ids, bool skip_special_tokens) const override;

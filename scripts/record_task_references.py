@@ -177,7 +177,8 @@ def record_needle(args, tok_file, data_root):
     sys.modules["pyramidkv.monkeypatch"].replace_mistral = Anything()
     sys.modules["pyramidkv.eval_utils"].build_stop_token_ids = Anything()
     sys.modules["rouge_score"].rouge_scorer = types.SimpleNamespace(RougeScorer=Anything)
-    ref = load_file_as_module("kvcf_needle", os.path.join(args.kvcache_factory, "run_needle_in_haystack.py"))
+    checkout = args.kvcache_factory_needle or args.kvcache_factory
+    ref = load_file_as_module("kvcf_needle", os.path.join(checkout, "run_needle_in_haystack.py"))
     cls = ref.LLMNeedleHaystackTester
     defaults = {k: v.default for k, v in inspect.signature(cls.__init__).parameters.items() if k != "self"}
     cells = []
@@ -204,8 +205,11 @@ def record_needle(args, tok_file, data_root):
     around = tester.generate_prompt("{context}")
     with open(os.path.join(REPO, "tests/tasks/golden_prompts_b/needle_kvcache_factory.txt"), "w", encoding="utf-8") as f:
         f.write(around)
-    return {"reference": "Zefan-Cai/KVCache-Factory run_needle_in_haystack.py @" + git_commit(args.kvcache_factory),
+    # The order glob() walks here: the file system's (7ee6be0 used it unsorted; 485af3c sorts it).
+    glob_order = [os.path.basename(f) for f in glob.glob(os.path.join(tester.haystack_dir, "*.txt"))]
+    return {"reference": "Zefan-Cai/KVCache-Factory run_needle_in_haystack.py @" + git_commit(checkout),
             "needle": defaults["needle"], "retrieval_question": defaults["retrieval_question"],
+            "haystack_glob_order": glob_order,
             "generate_masks_stop_at_first_step": ("min_length" in source) or ("min_new_tokens" in source),
             "cells": cells}
 
@@ -459,6 +463,8 @@ def record_multidoc(args, data_root):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kvcache-factory", required=True)
+    parser.add_argument("--kvcache-factory-needle", help="a newer KVCache-Factory checkout for the needle tester "
+                        "(default: --kvcache-factory); the recording is of c97f9d7, see golden_reference/README.md")
     parser.add_argument("--headkv", required=True)
     parser.add_argument("--kvpress", required=True)
     parser.add_argument("--litm", required=True)

@@ -24,6 +24,13 @@ std::vector<std::string> chat_template_names() {
 
 bool template_carries_special_tokens(const std::string& name) { return name == kModelChatTemplate; }
 
+bool encode_adds_special_tokens(const std::string& chat_template, const std::string& prompt,
+                                const models::Tokenizer& tokenizer) {
+  if (!template_carries_special_tokens(chat_template)) return true;
+  if (tokenizer.bos_id() < 0) return false;  // Qwen: the template's text is all there is
+  return prompt.rfind(tokenizer.piece(tokenizer.bos_id()), 0) != 0;
+}
+
 std::string apply_chat_template(const std::string& name, const std::string& prompt, const models::Tokenizer& tokenizer) {
   if (name != kModelChatTemplate) return apply_chat_template(name, prompt);
   return models::ModelChatTemplate::for_tokenizer(tokenizer.path())->render_user_prompt(prompt);

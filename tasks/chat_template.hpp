@@ -48,4 +48,10 @@ std::vector<std::string> chat_template_names();
 // must not add them again ("model").
 bool template_carries_special_tokens(const std::string& name);
 
+// Whether encoding `prompt` must add the tokenizer's special tokens: yes, unless the model's own
+// template wrote its BOS and the text still starts with it (a middle cut decodes without special
+// tokens, as pred.py does, and then the BOS must be added again). One BOS either way.
+bool encode_adds_special_tokens(const std::string& chat_template, const std::string& prompt,
+                                const models::Tokenizer& tokenizer);
+
 }  // namespace kvbench::tasks

@@ -100,13 +100,14 @@ int64_t kvcache_factory_max_length(const std::string& model) {
 PreparedPrompt kvcache_factory_prompt(const models::Tokenizer& tokenizer, const std::string& prompt_template,
                                       const datasets::JsonRecord& record, int64_t max_length,
                                       const std::string& chat_template) {
-  const std::string wrapped = apply_chat_template(chat_template, format_prompt(prompt_template, record));
+  const std::string wrapped = apply_chat_template(chat_template, format_prompt(prompt_template, record), tokenizer);
   TruncatedText t = truncate_middle(tokenizer, wrapped, max_length);
   return {t.text, t.original_tokens, t.truncated};
 }
 
 KvpressParts kvpress_parts(const std::string& subset, const std::string& prompt_template,
-                           const datasets::JsonRecord& record, const std::string& chat_template) {
+                           const datasets::JsonRecord& record, const std::string& chat_template,
+                           const models::Tokenizer& tokenizer) {
   const KvpressSplit* split = kvpress_split(subset);
   const size_t at = prompt_template.rfind(split->question_start);
   if (at == std::string::npos)
@@ -130,10 +131,11 @@ KvpressParts kvpress_parts(const std::string& subset, const std::string& prompt_
   parts.context = context;
   if (chat_template != "none") {
     const std::string separator(context.size() + 10, '#');
-    const std::string rendered = apply_chat_template(chat_template, context + separator);
+    const std::string rendered = apply_chat_template(chat_template, context + separator, tokenizer);
     const size_t cut = rendered.find(separator);
     if (cut == std::string::npos) throw std::logic_error("kvpress: the chat template lost the separator");
     parts.context = rendered.substr(0, cut);
+    parts.context_has_bos = !encode_adds_special_tokens(chat_template, parts.context, tokenizer);
     suffix = rendered.substr(cut + separator.size());
   }
   parts.question = replace_all(question_template, "{input}", input) + suffix + answer_prefix;
@@ -143,7 +145,8 @@ KvpressParts kvpress_parts(const std::string& subset, const std::string& prompt_
 KvpressIds kvpress_ids(const models::Tokenizer& tokenizer, const KvpressParts& parts, int64_t max_context_length) {
   if (max_context_length < 1) throw std::invalid_argument("kvpress: max_context_length must be >= 1");
   KvpressIds ids;
-  const std::vector<int> context = tokenizer.encode(parts.context, /*add_bos=*/true);
+  // pipeline.py encodes bos_token + context, or the rendered template, without adding specials.
+  const std::vector<int> context = tokenizer.encode(parts.context, /*add_bos=*/!parts.context_has_bos);
   const std::vector<int> question = tokenizer.encode(parts.question, /*add_bos=*/false);
   ids.original_context_tokens = static_cast<int64_t>(context.size());
   ids.truncated = ids.original_context_tokens > max_context_length;

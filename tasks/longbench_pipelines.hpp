@@ -41,14 +41,17 @@ PreparedPrompt kvcache_factory_prompt(const models::Tokenizer& tokenizer, const 
 struct KvpressParts {
   std::string context;   // what the policy compresses (BOS added when tokenised)
   std::string question;  // question + suffix + answer prefix, fed after the compression
+  bool context_has_bos = false;  // the model's own template wrote BOS into the context text
 };
 // `chat_template` "none": suffix "\n" (pipeline.py without a chat template); otherwise the
-// template is applied to context + separator and split there, as pipeline.py does.
+// template (a name, or "model": the tokenizer's own) is applied to context + separator and split
+// there, as pipeline.py does.
 KvpressParts kvpress_parts(const std::string& subset, const std::string& prompt_template,
-                           const datasets::JsonRecord& record, const std::string& chat_template);
+                           const datasets::JsonRecord& record, const std::string& chat_template,
+                           const models::Tokenizer& tokenizer);
 
 struct KvpressIds {
-  std::vector<int64_t> context;   // BOS + context, cut to max_context_length from the right
+  std::vector<int64_t> context;   // BOS + context (BOS added unless the text has it), cut from the right
   std::vector<int64_t> question;  // no BOS
   int64_t original_context_tokens = 0;
   bool truncated = false;

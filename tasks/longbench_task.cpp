@@ -107,7 +107,7 @@ SubsetRun run_subset(const TaskContext& ctx, const std::string& subset, int64_t 
     Completion c;
     std::string question;  // kvpress: fed after the compressed context
     if (pipeline == Pipeline::Kvpress) {
-      const longbench::KvpressParts parts = longbench::kvpress_parts(subset, prompt_template, r, chat);
+      const longbench::KvpressParts parts = longbench::kvpress_parts(subset, prompt_template, r, chat, *ctx.tokenizer);
       const int64_t question_tokens = static_cast<int64_t>(ctx.tokenizer->encode(parts.question, false).size());
       const int64_t room = max_length > 0 ? max_length : ctx.max_context() - question_tokens - max_new_tokens;
       if (room < 1)
@@ -122,9 +122,11 @@ SubsetRun run_subset(const TaskContext& ctx, const std::string& subset, int64_t 
       p = pipeline == Pipeline::KvcacheFactory
               ? longbench::kvcache_factory_prompt(*ctx.tokenizer, prompt_template, r, max_length, chat)
               : longbench::prepare_prompt(*ctx.tokenizer, subset, prompt_template, r, max_length, chat);
-      // The model's own template already wrote its BOS: encode without adding it again (kvpress).
-      const bool templated = longbench::uses_chat_template(subset) && template_carries_special_tokens(chat);
-      c = complete(ctx, encode_prompt(ctx, p.text, !templated), decoding);
+      // The model's own template wrote its BOS: not added again while the text still has it.
+      // (KVCache-Factory wraps every subset; pred.py only the chat subsets.)
+      const bool wrapped = pipeline == Pipeline::KvcacheFactory || longbench::uses_chat_template(subset);
+      const bool add_bos = !wrapped || encode_adds_special_tokens(chat, p.text, *ctx.tokenizer);
+      c = complete(ctx, encode_prompt(ctx, p.text, add_bos), decoding);
     }
     predictions.push_back(pipeline == Pipeline::Kvpress ? longbench::kvpress_scored_prediction(subset, c.text) : c.text);
     answers.push_back(r.string_list_field("answers"));

@@ -10,6 +10,7 @@
 #include "tasks/engines/loglik_engine.hpp"
 #include "tasks/mmlu.hpp"
 #include "tasks/prompt_truncation.hpp"
+#include "tasks/scored_mean.hpp"
 #include "tasks/task_registry.hpp"
 
 namespace kvbench::tasks {
@@ -246,15 +247,16 @@ class MmluTask : public Task {
     const MmluOptions o = options_of(ctx);
     nlohmann::json metrics = nlohmann::json::object(), examples = nlohmann::json::array();
     int64_t correct = 0, total = 0;
-    double subject_sum = 0;
+    MeanMetric subject_mean;  // over the subjects that have a scored question
     std::map<std::string, std::pair<int64_t, int64_t>> per_category;
     const auto subjects = subjects_for(ctx);
     for (size_t i = 0; i < subjects.size(); ++i) {
       SubjectResult r = run_subject(ctx, o, subjects[i]);
       correct += r.correct;
       total += r.total;
-      const double acc = r.total ? static_cast<double>(r.correct) / r.total : 0.0;
-      subject_sum += acc;
+      // A subject without questions (an empty test CSV) has no accuracy: null, not 0.0.
+      const nlohmann::json acc = mean_or_null(static_cast<double>(r.correct), r.total);
+      if (r.total) subject_mean.add(acc.get<double>());
       if (subjects.size() > 1) metrics["acc/" + subjects[i]] = acc;
       auto& c = per_category[mmlu::category_of(subjects[i])];
       c.first += r.correct;
@@ -262,11 +264,12 @@ class MmluTask : public Task {
       for (auto& e : r.examples) examples.push_back(std::move(e));
       if (ctx.progress) ctx.progress(static_cast<int64_t>(i) + 1, static_cast<int64_t>(subjects.size()));
     }
-    metrics["acc"] = total ? static_cast<double>(correct) / total : 0.0;
-    metrics["acc_subject_mean"] = subject_sum / static_cast<double>(subjects.size());
+    metrics["acc"] = mean_or_null(static_cast<double>(correct), total);
+    metrics["acc_subject_mean"] = subject_mean.value();
     metrics["examples"] = total;
     if (subjects.size() > 1)
-      for (const auto& [cat, c] : per_category) metrics["acc_category/" + cat] = static_cast<double>(c.first) / c.second;
+      for (const auto& [cat, c] : per_category)
+        metrics["acc_category/" + cat] = mean_or_null(static_cast<double>(c.first), c.second);
     return {{"metrics", metrics}, {"examples", examples}};
   }
 

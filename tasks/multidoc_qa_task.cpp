@@ -125,7 +125,7 @@ class MultidocQaTask : public Task {
       const std::string prompt = apply_chat_template(
           s.chat_template, buzz ? buzz_qa_prompt(ex.question, ex.documents) : qa_prompt(tmpl, ex.question, ex.documents),
           *ctx.tokenizer);
-      std::vector<int64_t> ids = encode_prompt(ctx, prompt, !template_carries_special_tokens(s.chat_template));
+      std::vector<int64_t> ids = encode_prompt(ctx, prompt, encode_adds_special_tokens(s.chat_template, prompt, *ctx.tokenizer));
       bool truncated = false;
       if (s.truncation != "none" && static_cast<int64_t>(ids.size()) > s.max_prompt_length) {
         if (s.truncation == "skip") {

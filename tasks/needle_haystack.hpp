@@ -30,8 +30,13 @@ inline const char* kKvcacheFactoryQuestion = "The best thing to do in San Franci
 // The needle's answer part HeadKV scores against (run_needle_visulize.py's expected_answer).
 inline const char* kNeedleAnswer = "eat a sandwich and sit in Dolores Park on a sunny day.";
 
-// Sorted *.txt files of `dir`; throws std::runtime_error naming the folder when there are none.
-std::vector<std::string> haystack_files(const std::string& dir);
+// The *.txt files of `dir`, "sorted" by name (kvbench's default: the same on every machine) or in
+// "directory" order — readdir's, which Python's glob in the reference testers walks; it differs
+// between file systems, so the reference's haystack is not portable. Throws std::runtime_error
+// naming the folder when there are none.
+std::vector<std::string> haystack_files(const std::string& dir, const std::string& order = "sorted");
+// The named files of `dir` in the given order (e.g. the order a reference run saw).
+std::vector<std::string> haystack_files(const std::string& dir, const std::vector<std::string>& names);
 
 // Step 1: the files' text concatenated, repeated until it has >= min_tokens tokens.
 std::string read_haystack(const std::vector<std::string>& files, const models::Tokenizer& tok, int64_t min_tokens);

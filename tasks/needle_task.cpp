@@ -63,7 +63,7 @@ class NeedleTask : public Task {
  public:
   nlohmann::json settings() const override {
     return {{"protocol", "generate-and-score over a grid of context lengths x depth percents"},
-            {"haystack", std::string(kHaystackDir) + " (sorted *.txt, concatenated, repeated as needed)"},
+            {"haystack", std::string(kHaystackDir) + " (*.txt in haystack_order, concatenated, repeated as needed)"},
             {"needle", kNeedle},
             {"question", {{"kvcache_factory", kKvcacheFactoryQuestion}, {"gkamradt", kNeedleQuestion}}},
             {"placement", "original tester: context_length - final_context_length_buffer tokens, needle at "
@@ -86,6 +86,8 @@ class NeedleTask : public Task {
                         {"keywords", {"sandwich", "Dolores Park"}},
                         {"max_new_tokens", 30},
                         {"min_new_tokens", 0},
+                        {"haystack_order", "sorted (or directory: readdir's order, as the reference's glob)"},
+                        {"haystack_files", "explicit ordered file names (default: all *.txt in haystack_order)"},
                         {"record_prompts", false}}}};
   }
 
@@ -94,12 +96,15 @@ class NeedleTask : public Task {
             ParamSpec::numbers("depth_percents", 0, 100), ParamSpec::integer("final_context_length_buffer", 0),
             ParamSpec::text("template"), ParamSpec::text("needle"), ParamSpec::text("needle_answer"),
             ParamSpec::text("question"), ParamSpec::texts("keywords"), ParamSpec::integer("max_new_tokens", 1),
-            ParamSpec::integer("min_new_tokens", 0), ParamSpec::flag("record_prompts")};
+            ParamSpec::integer("min_new_tokens", 0), ParamSpec::text("haystack_order"), ParamSpec::texts("haystack_files"),
+            ParamSpec::flag("record_prompts")};
   }
 
   std::vector<std::string> data_files(const TaskContext& ctx) const override {
     const std::string dir = datasets::resolve_data_file(ctx.data_root, kHaystackDir, kSource);
-    return haystack_files(dir);
+    if (ctx.params.contains("haystack_files"))
+      return haystack_files(dir, ctx.param<std::vector<std::string>>("haystack_files", {}));
+    return haystack_files(dir, ctx.param<std::string>("haystack_order", "sorted"));
   }
 
   nlohmann::json run(const TaskContext& ctx) const override {

@@ -192,7 +192,7 @@ class SummarizationTask : public Task {
       }
       prompt = apply_chat_template(chat, prompt, *ctx.tokenizer);  // around the truncated prompt, as LongBench
       // The model's own template already wrote its BOS (kvpress).
-      const std::vector<int> encoded = ctx.tokenizer->encode(prompt, bos && !template_carries_special_tokens(chat));
+      const std::vector<int> encoded = ctx.tokenizer->encode(prompt, bos && encode_adds_special_tokens(chat, prompt, *ctx.tokenizer));
       const std::vector<int64_t> ids(encoded.begin(), encoded.end());
       Completion c = complete(ctx, ids, decoding);
       std::string prediction = c.text;

@@ -69,6 +69,25 @@ TEST(ReliabilityCli, PerplexityWarnsWhenTheTextExceedsTheContextAndNamesAnEmptyF
   expect_clear_error("perplexity --text-file " + empty, empty + ": no text to score");
 }
 
+TEST(ReliabilityCli, ATextLongerThanTheContextReportsItsProgress) {
+  const std::string text = kShared + "/data/tinystories/TinyStories-valid.head.txt";
+  // Not a terminal: one line per tenth of the stream, on stderr; stdout stays the JSON result.
+  CommandResult r = run_kvbench("perplexity --text-file " + text +
+                                " --max-tokens 1001 --stream --policy streaming_llm --budget 64 --json 2>&1 >/dev/null");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (int tenth = 1; tenth <= 9; ++tenth)
+    EXPECT_TRUE(contains(r.output, "perplexity: " + std::to_string(tenth * 100) + " of 1000 tokens streamed")) << r.output;
+  EXPECT_FALSE(contains(r.output, "1000 of 1000 tokens streamed")) << r.output;
+  CommandResult within = run_kvbench("perplexity --text-file " + text + " --max-tokens 300 --stream --json 2>&1 >/dev/null");
+  EXPECT_FALSE(contains(within.output, "streamed")) << within.output;
+  // One forward pass: a line per layer (stories260K has 5).
+  CommandResult oneshot = run_kvbench("perplexity --text-file " + text + " --max-tokens 700 --json 2>&1 >/dev/null");
+  ASSERT_EQ(oneshot.exit_code, 0) << oneshot.output;
+  for (int layer = 1; layer <= 4; ++layer)
+    EXPECT_TRUE(contains(oneshot.output, "perplexity: attention of layer " + std::to_string(layer) + " of 5 done"))
+        << oneshot.output;
+}
+
 TEST(ReliabilityCli, GridNamesCannotEscapeAndManifestsAreChecked) {
   TempDir dir;
   const std::string grid = dir / "grid.json";

@@ -102,5 +102,18 @@ TEST(JobSpec, ShortDescriptionShowsOnlyChangedPolicyParameters) {
   EXPECT_NE(short_description(changed).find("kvec{" + key + "="), std::string::npos) << short_description(changed);
 }
 
+// Found by fuzz_job_spec (build-fuzz/artifacts, 2026-11-23): a spec that was never normalised,
+// with an object where the seed's number belongs, made the description throw nlohmann's
+// type_error. A display helper shows what it can instead.
+TEST(JobSpec, ShortDescriptionOfAnUnnormalisedSpecNeverThrows) {
+  const nlohmann::json raw = nlohmann::json::parse(
+      R"({"task":"tinystories","policy":"kvec","poilcy_params":{"beta":0.25},"budget":"64","protocol":"stream",)"
+      R"("block":2,"seed":{"beta":0.25},"budg":"cpu","dtype":"auto"})");
+  EXPECT_EQ(short_description(raw), "tinystories kvec @64 stream/b2 seed=0");
+  EXPECT_EQ(short_description(nlohmann::json::parse(R"({"policy": 3, "policy_params": [1], "block": "x", "limit": 2.5})")),
+            "? full @full oneshot seed=0");
+  EXPECT_EQ(short_description(nlohmann::json::array()), "?");
+}
+
 }  // namespace
 }  // namespace kvbench::harness

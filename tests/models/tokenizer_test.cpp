@@ -53,6 +53,24 @@ TEST(Tokenizer, ByteFallbackRoundTripsTextOutsideTheVocabulary) {
   EXPECT_TRUE(saw_byte) << "CJK and emoji are not in tok512: they must fall back to byte pieces";
 }
 
+// A chat template writes "<s>" and "</s>" as text; transformers' LlamaTokenizer (legacy) splits the
+// text there and encodes each piece on its own. The ids between are python3-sentencepiece's.
+TEST(Tokenizer, SpecialTokenStringsInTheTextBecomeTheirIdsAsInTransformers) {
+  Tokenizer tok(kShared + "/models/stories260K/tok512.model");
+  const std::vector<int> inst = {410, 508, 442, 458, 437, 434, 509, 320, 417, 383, 410, 508, 492, 442, 458, 437, 434, 509};
+  const std::vector<int> once = {403, 407, 261, 378};
+  std::vector<int> expected = {1};
+  expected.insert(expected.end(), inst.begin(), inst.end());
+  expected.push_back(2);
+  expected.insert(expected.end(), once.begin(), once.end());
+  EXPECT_EQ(tok.encode("<s>[INST] Hi there [/INST]</s>Once upon a time", false), expected);
+  EXPECT_EQ(tok.encode("[INST] Hi there [/INST]", false), inst);
+  expected.insert(expected.begin(), 1);
+  EXPECT_EQ(tok.encode("<s>[INST] Hi there [/INST]</s>Once upon a time", true), expected);
+  EXPECT_EQ(tok.encode("<s>", false), std::vector<int>{1});
+  EXPECT_EQ(tok.encode("", false), std::vector<int>{});
+}
+
 TEST(Tokenizer, MissingFileIsOneClearError) {
   try {
     Tokenizer tok("/nonexistent/dir/tokenizer.model");

@@ -176,6 +176,23 @@ TEST(MmluRun, StemAggregatesEighteenSubjects) {
   EXPECT_THROW(make_task("mmlu/astrology"), std::invalid_argument);
 }
 
+TEST(MmluRun, ASubjectWithoutQuestionsHasNullAccuracyAndIsLeftOutOfTheMeans) {
+  ScratchDir root("mmlu_empty_subject");
+  for (const auto& subject : mmlu::stem_subjects()) {
+    root.write("mmlu/dev/" + subject + "_dev.csv", read_file(shared_data("mmlu/dev/" + subject + "_dev.csv")));
+    const bool empty = subject == "astronomy";
+    root.write("mmlu/test/" + subject + "_test.csv", empty ? "" : read_file(shared_data("mmlu/test/" + subject + "_test.csv")));
+  }
+  nlohmann::json r = run_task(
+      {{"task", "mmlu/stem"}, {"data_root", root.path()}, {"limit", 1}, {"task_params", {{"shots", 0}}}});
+  ASSERT_EQ(r["examples"].size(), 17u);
+  EXPECT_TRUE(r["metrics"]["acc/astronomy"].is_null());
+  double sum = 0;
+  for (const auto& e : r["examples"]) sum += e["metrics"]["acc"].get<double>();
+  EXPECT_DOUBLE_EQ(r["metrics"]["acc"].get<double>(), sum / 17);
+  EXPECT_DOUBLE_EQ(r["metrics"]["acc_subject_mean"].get<double>(), sum / 17);  // not sum / 18
+}
+
 TEST(MmluData, WrongCsvWidthNamesFileAndLine) {
   ScratchDir root("mmlu_bad");
   root.write("mmlu/dev/anatomy_dev.csv", read_file(shared_data("mmlu/dev/anatomy_dev.csv")));

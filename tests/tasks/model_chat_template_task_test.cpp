@@ -10,7 +10,9 @@
 #include "models/model_loader.hpp"
 #include "models/tokenizer.hpp"
 #include "task_fixtures.hpp"
+#include "datasets/jsonl_reader.hpp"
 #include "tasks/chat_template.hpp"
+#include "tasks/longbench_pipelines.hpp"
 #include "tasks/run_task.hpp"
 
 namespace kvbench::tasks {
@@ -54,6 +56,38 @@ TEST(ModelChatTemplate, LongBenchWrapsThePromptInTheModelsTemplateWithoutASecond
   EXPECT_EQ(r["settings"]["resolved"]["chat_template"], "model");
 }
 
+TEST(ModelChatTemplate, KvcacheFactoryAndKvpressPipelinesAcceptModelWithOneBos) {
+  ScratchDir dir("model_chat_pipelines");
+  const std::string model = model_dir(dir, llama2_chat_template());
+  const models::Tokenizer tok(model + "/tok512.model");
+  // KVCache-Factory: the template wraps every subset, qasper included (pred.py would not).
+  nlohmann::json kf = run_task({{"task", "longbench/qasper"}, {"model", model}, {"limit", 1},
+                                {"task_params", {{"pipeline", "kvcache_factory"}, {"max_length", 300}, {"max_new_tokens", 2},
+                                                 {"record_prompts", true}, {"chat_template", "model"}}}});
+  // The middle cut decodes without special tokens (pred.py's skip_special_tokens=True): the BOS
+  // the template wrote is gone from the text and added again, once.
+  const std::string p = kf["examples"][0]["prompt"];
+  ASSERT_TRUE(kf["examples"][0]["truncated"].get<bool>());
+  EXPECT_EQ(p.rfind("[INST] ", 0), 0u) << p.substr(0, 80);
+  EXPECT_EQ(kf["examples"][0]["prompt_tokens"].get<size_t>(), tok.encode(p, true).size());
+  // kvpress: the context is the template's text up to the user message's end; its BOS is the text's.
+  nlohmann::json kp = run_task({{"task", "longbench/qasper"}, {"model", model}, {"limit", 1},
+                                {"task_params", {{"pipeline", "kvpress"}, {"max_new_tokens", 1}, {"record_prompts", true},
+                                                 {"chat_template", "model"}}}});
+  const std::string context = kp["examples"][0]["prompt"];
+  EXPECT_EQ(context.rfind("<s>[INST] ", 0), 0u) << context.substr(0, 80);
+  const auto records = datasets::read_jsonl(shared_data("longbench/qasper.jsonl"), 1);
+  const nlohmann::json prompts = nlohmann::json::parse(read_file(shared_data("longbench_ref/dataset2prompt.json")));
+  const longbench::KvpressParts parts = longbench::kvpress_parts("qasper", prompts["qasper"], records[0], "model", tok);
+  EXPECT_EQ(parts.context, context);
+  EXPECT_TRUE(parts.context_has_bos);
+  const longbench::KvpressIds ids = longbench::kvpress_ids(tok, parts, 100000);
+  ASSERT_GE(ids.context.size(), 2u);
+  EXPECT_EQ(ids.context[0], tok.bos_id());
+  EXPECT_NE(ids.context[1], tok.bos_id());  // no second BOS
+  EXPECT_NE(parts.question.find(" [/INST]"), std::string::npos) << parts.question;  // the template's end
+}
+
 TEST(ModelChatTemplate, MultidocQaAndSummarizationAcceptModel) {
   ScratchDir dir("model_chat_tasks");
   const std::string model = model_dir(dir, llama2_chat_template());
@@ -61,7 +95,10 @@ TEST(ModelChatTemplate, MultidocQaAndSummarizationAcceptModel) {
                                 {"task_params", {{"truncation", "middle"}, {"max_new_tokens", 2}, {"record_prompts", true},
                                                  {"chat_template", "model"}}}});
   const std::string p = qa["examples"][0]["prompt"];
-  EXPECT_EQ(p.rfind("<s>[INST] Write a high-quality answer", 0), 0u) << p.substr(0, 80);
+  // The recorded prompt of a middle-cut example is the kept tokens decoded: the BOS the
+  // template wrote (one token, first) does not show as text.
+  ASSERT_TRUE(qa["examples"][0]["truncated"].get<bool>());
+  EXPECT_EQ(p.rfind("[INST] Write a high-quality answer", 0), 0u) << p.substr(0, 80);
   EXPECT_EQ(p.substr(p.size() - 8), " [/INST]");
   nlohmann::json xsum = run_task({{"task", "xsum"}, {"model", model}, {"limit", 1},
                                   {"task_params", {{"max_new_tokens", 2}, {"record_prompts", true}, {"chat_template", "model"}}}});
