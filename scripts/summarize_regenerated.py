@@ -16,7 +16,7 @@ def verdict(taus):
     """The plain statement: in how many columns our order of the methods is the paper's."""
     values = [float(v) for v in re.findall(r" (-?\d+\.\d+) \(\d+ rows\)", taus)]
     if not values:
-        return "no ordering to compare"
+        return "no paper numbers" if taus.startswith("no paper") else "fewer than 3 methods with both numbers"
     same = sum(v == 1.0 for v in values)
     agree = sum(v > 0 for v in values)
     against = sum(v < 0 for v in values)
@@ -36,7 +36,7 @@ for spec in sorted(glob.glob("results/tables/*.json")):
     cells = "all filled" if not missing else f"{int(missing.group(2)) - int(missing.group(1))} of {missing.group(2)} filled"
     tau = re.search(r"Kendall's tau-b[^:]*: (.*?)\.\n", text)
     taus = tau.group(1) if tau else "no paper numbers to rank against" if "gives no numbers" in text else "fewer than 3 rows with both numbers"
-    rows.append((sid, title, cells, taus, verdict(taus if tau else "")))
+    rows.append((sid, title, cells, taus, verdict(taus)))
 
 with open(os.path.join(out_dir, "SUMMARY.md"), "w", encoding="utf-8") as f:
     f.write("# Regenerated tables: cells and rank agreement with the papers\n\n")

@@ -25,9 +25,13 @@ plot "bumblebee_table1_llama_7b.dat" index 0 using 3:xtic(2) lc rgb '#1f77b4' ti
      '' index 0 using 6 lc rgb '#d62728' fs pattern 4 border rgb '#d62728' title "Local (paper)", \
      '' index 0 using 7 lc rgb '#2ca02c' title "Random + Local (ours)", \
      '' index 0 using 8 lc rgb '#2ca02c' fs pattern 4 border rgb '#2ca02c' title "Random + Local (paper)", \
+     '' index 0 using 9 lc rgb '#ff7f0e' title "Attn Sinks + Local (ours)", \
      '' index 0 using 10 lc rgb '#ff7f0e' fs pattern 4 border rgb '#ff7f0e' title "Attn Sinks + Local (paper)", \
+     '' index 0 using 11 lc rgb '#9467bd' title "H2 + Local (ours)", \
      '' index 0 using 12 lc rgb '#9467bd' fs pattern 4 border rgb '#9467bd' title "H2 + Local (paper)", \
+     '' index 0 using 13 lc rgb '#8c564b' title "BumbleBee ♥ (log) (ours)", \
      '' index 0 using 14 lc rgb '#8c564b' fs pattern 4 border rgb '#8c564b' title "BumbleBee ♥ (log) (paper)", \
+     '' index 0 using 15 lc rgb '#e377c2' title "BumbleBee ♦ (power) (ours)", \
      '' index 0 using 16 lc rgb '#e377c2' fs pattern 4 border rgb '#e377c2' title "BumbleBee ♦ (power) (paper)"
 set output
 reset
@@ -55,8 +59,12 @@ plot "bumblebee_table1_llama_7b.dat" index 0 using 3:xtic(2) lc rgb '#1f77b4' ti
      '' index 0 using 6 lc rgb '#d62728' fs pattern 4 border rgb '#d62728' title "Local (paper)", \
      '' index 0 using 7 lc rgb '#2ca02c' title "Random + Local (ours)", \
      '' index 0 using 8 lc rgb '#2ca02c' fs pattern 4 border rgb '#2ca02c' title "Random + Local (paper)", \
+     '' index 0 using 9 lc rgb '#ff7f0e' title "Attn Sinks + Local (ours)", \
      '' index 0 using 10 lc rgb '#ff7f0e' fs pattern 4 border rgb '#ff7f0e' title "Attn Sinks + Local (paper)", \
+     '' index 0 using 11 lc rgb '#9467bd' title "H2 + Local (ours)", \
      '' index 0 using 12 lc rgb '#9467bd' fs pattern 4 border rgb '#9467bd' title "H2 + Local (paper)", \
+     '' index 0 using 13 lc rgb '#8c564b' title "BumbleBee ♥ (log) (ours)", \
      '' index 0 using 14 lc rgb '#8c564b' fs pattern 4 border rgb '#8c564b' title "BumbleBee ♥ (log) (paper)", \
+     '' index 0 using 15 lc rgb '#e377c2' title "BumbleBee ♦ (power) (ours)", \
      '' index 0 using 16 lc rgb '#e377c2' fs pattern 4 border rgb '#e377c2' title "BumbleBee ♦ (power) (paper)"
 set output

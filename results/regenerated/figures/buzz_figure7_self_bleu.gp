@@ -12,6 +12,7 @@ set xlabel "KV cache budget"
 set ylabel ""
 set cblabel "|Self-BLEU − Full|"
 set palette defined (0 '#ffffff', 1 '#fdd49e', 2 '#fc8d59', 3 '#b30000')
+set cbrange [0.04481847077:68.79863585]
 set xtics ("10%%" 0, "20%%" 1, "30%%" 2, "40%%" 3, "50%%" 4, "60%%" 5)
 set xrange [-0.5:5.5]
 unset key
@@ -34,6 +35,7 @@ set xlabel "KV cache budget"
 set ylabel ""
 set cblabel "|Self-BLEU − Full|"
 set palette defined (0 '#ffffff', 1 '#fdd49e', 2 '#fc8d59', 3 '#b30000')
+set cbrange [0.04481847077:68.79863585]
 set xtics ("10%%" 0, "20%%" 1, "30%%" 2, "40%%" 3, "50%%" 4, "60%%" 5)
 set xrange [-0.5:5.5]
 unset key

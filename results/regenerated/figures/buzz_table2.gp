@@ -23,6 +23,7 @@ plot "buzz_table2.dat" index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rg
      '' index 0 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title "H2O (paper)", \
      '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (ours)", \
      '' index 0 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (paper)", \
+     '' index 0 using 1:11 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#9467bd' title "Local (ours)", \
      '' index 0 using 1:12 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#9467bd' title "Local (paper)"
 set output
 reset
@@ -48,5 +49,6 @@ plot "buzz_table2.dat" index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rg
      '' index 0 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title "H2O (paper)", \
      '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (ours)", \
      '' index 0 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (paper)", \
+     '' index 0 using 1:11 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#9467bd' title "Local (ours)", \
      '' index 0 using 1:12 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#9467bd' title "Local (paper)"
 set output

@@ -14,10 +14,8 @@ unset logscale x
 unset logscale y
 set grid
 set key outside right top
-set label 1 'no curves: run the jobs of this figure' at graph 0.5, 0.5 center
-set xrange [0:1]
-set yrange [0:1]
-plot NaN notitle
+plot "cascade_figure6_pg19_stream.dat" index 0 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' title "Sink Cache", \
+     '' index 1 using 1:2 with lines lw 1.5 lc rgb '#d62728' title "Cascade (ours)"
 set output
 reset
 set datafile separator "\t"
@@ -33,8 +31,6 @@ unset logscale x
 unset logscale y
 set grid
 set key outside right top
-set label 1 'no curves: run the jobs of this figure' at graph 0.5, 0.5 center
-set xrange [0:1]
-set yrange [0:1]
-plot NaN notitle
+plot "cascade_figure6_pg19_stream.dat" index 0 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' title "Sink Cache", \
+     '' index 1 using 1:2 with lines lw 1.5 lc rgb '#d62728' title "Cascade (ours)"
 set output

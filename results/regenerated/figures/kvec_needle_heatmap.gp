@@ -12,8 +12,9 @@ set xlabel "context length (tokens)"
 set ylabel "needle depth"
 set cblabel "needle depth"
 set palette defined (0 '#d73027', 1 '#fee08b', 2 '#1a9850')
-set xtics ("128" 0, "256" 1, "384" 2, "512" 3)
-set xrange [-0.5:3.5]
+set cbrange [0:9.090909091]
+set xtics ("256" 0, "384" 1, "512" 2)
+set xrange [-0.5:2.5]
 unset key
 set tics nomirror
 set style fill solid 1.0 noborder
@@ -41,8 +42,9 @@ set xlabel "context length (tokens)"
 set ylabel "needle depth"
 set cblabel "needle depth"
 set palette defined (0 '#d73027', 1 '#fee08b', 2 '#1a9850')
-set xtics ("128" 0, "256" 1, "384" 2, "512" 3)
-set xrange [-0.5:3.5]
+set cbrange [0:9.090909091]
+set xtics ("256" 0, "384" 1, "512" 2)
+set xrange [-0.5:2.5]
 unset key
 set tics nomirror
 set style fill solid 1.0 noborder

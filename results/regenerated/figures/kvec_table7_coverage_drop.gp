@@ -15,9 +15,13 @@ unset logscale y
 set grid ytics
 set key outside right top vertical Left reverse
 set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05
-plot "kvec_table7_coverage_drop.dat" index 0 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "Pyramid (paper)", \
+plot "kvec_table7_coverage_drop.dat" index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "Pyramid (ours)", \
+     '' index 0 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "Pyramid (paper)", \
+     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "SnapKV (ours)", \
      '' index 0 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title "SnapKV (paper)", \
+     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "Ada-SnapKV (ours)", \
      '' index 0 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title "Ada-SnapKV (paper)", \
+     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "K-VEC (ours)", \
      '' index 0 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title "K-VEC (paper)"
 set output
 reset
@@ -35,8 +39,12 @@ unset logscale y
 set grid ytics
 set key outside right top vertical Left reverse
 set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05
-plot "kvec_table7_coverage_drop.dat" index 0 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "Pyramid (paper)", \
+plot "kvec_table7_coverage_drop.dat" index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "Pyramid (ours)", \
+     '' index 0 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "Pyramid (paper)", \
+     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "SnapKV (ours)", \
      '' index 0 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title "SnapKV (paper)", \
+     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "Ada-SnapKV (ours)", \
      '' index 0 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title "Ada-SnapKV (paper)", \
+     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "K-VEC (ours)", \
      '' index 0 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title "K-VEC (paper)"
 set output

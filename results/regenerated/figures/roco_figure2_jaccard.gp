@@ -15,14 +15,10 @@ unset logscale y
 set grid ytics
 set key outside right top vertical Left reverse
 set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05
-set xrange [0.285:0.615]
-set yrange [0:1]
-set label 1 'no results yet' at graph 0.5, 0.5 center
-plot NaN notitle
-unset label 1
-set xrange [*:*]
-set yrange [*:*]
-set xtics auto
+plot "roco_figure2_jaccard.dat" index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "AAS (H2O)", \
+     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "AQAS (ScissorHands)", \
+     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "LTAS (TOVA)", \
+     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "MAS (RoCo)"
 set output
 reset
 set datafile separator "\t"
@@ -39,12 +35,8 @@ unset logscale y
 set grid ytics
 set key outside right top vertical Left reverse
 set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05
-set xrange [0.285:0.615]
-set yrange [0:1]
-set label 1 'no results yet' at graph 0.5, 0.5 center
-plot NaN notitle
-unset label 1
-set xrange [*:*]
-set yrange [*:*]
-set xtics auto
+plot "roco_figure2_jaccard.dat" index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "AAS (H2O)", \
+     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "AQAS (ScissorHands)", \
+     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "LTAS (TOVA)", \
+     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "MAS (RoCo)"
 set output
