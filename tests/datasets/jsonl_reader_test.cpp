@@ -4,20 +4,14 @@
 
 #include "datasets/data_root.hpp"
 #include "temp_file.hpp"
+#include "error_text.hpp"
 
 namespace kvbench::datasets {
 namespace {
 
 using testing::TempFile;
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using kvbench::testing::error_of;
 
 TEST(JsonlReader, ReadsRecordsWithLineNumbersSkippingBlankLines) {
   TempFile f("a.jsonl", "{\"a\": 1, \"s\": \"x\"}\n\n   \n{\"a\": 2, \"extra\": [1]}\r\n{\"a\": 3}");

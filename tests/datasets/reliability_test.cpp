@@ -15,22 +15,15 @@
 #include "datasets/regular_file.hpp"
 #include "datasets/text_reader.hpp"
 #include "temp_file.hpp"
+#include "error_text.hpp"
 
 namespace kvbench::datasets {
 namespace {
 
 using testing::TempFile;
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using kvbench::testing::error_of;
+using kvbench::testing::contains;
 
 TEST(JsonParse, NestingBeyondTheLimitIsAnErrorNotAStackOverflow) {
   // 75,000 levels crashed nlohmann's recursive destructor/copy before the limit.

@@ -17,21 +17,14 @@
 #include "harness/temp_dir.hpp"
 #include "policies/budget.hpp"
 #include "tasks/run_task.hpp"
+#include "error_text.hpp"
 
 namespace kvbench::harness {
 namespace {
 namespace fs = std::filesystem;
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using kvbench::testing::error_of;
+using kvbench::testing::contains;
 
 std::string read(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -15,6 +15,7 @@
 #include "models/model_error.hpp"
 #include "models/model_loader.hpp"
 #include "models/weight_checks.hpp"
+#include "error_text.hpp"
 
 namespace kvbench::models {
 namespace {
@@ -22,16 +23,8 @@ namespace fs = std::filesystem;
 
 const std::string kStories = std::string(KVBENCH_SHARED_DIR) + "/models/stories260K";
 
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
-
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+using kvbench::testing::error_of;
+using kvbench::testing::contains;
 
 TEST(ModelFiles, FifoAndDevicesAreRefusedWithoutBlocking) {
   const std::string fifo = (fs::temp_directory_path() / ("kvbench_model_fifo_" + std::to_string(::getpid()))).string();

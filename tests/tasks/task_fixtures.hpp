@@ -1,5 +1,6 @@
 #pragma once
 // Test helpers for the task families: fixture and golden paths, file reading, error capture.
+#include "error_text.hpp"
 #include "harness/file_tree.hpp"
 #include <unistd.h>
 
@@ -10,6 +11,8 @@
 #include <string>
 
 namespace kvbench::tasks::testing {
+
+using kvbench::testing::error_of;
 
 // tests/ in the source tree. __FILE__ is absolute, or relative to the build directory when ccache
 // rewrote the compile command (CCACHE_BASEDIR).
@@ -32,15 +35,6 @@ inline std::string golden(const std::string& name) { return read_file((tests_dir
 
 inline std::string shared_data(const std::string& relative) { return std::string(KVBENCH_SHARED_DIR) + "/data/" + relative; }
 
-// The message of the exception fn throws ("(no error)" if none).
-inline std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // A scratch directory under the temp dir, removed at scope exit.
 class ScratchDir {
