@@ -12,6 +12,7 @@
 #include <benchmark/benchmark.h>
 
 #include "models/transformer.hpp"
+#include "policies/gqa_mode.hpp"
 #include "policies/registry.hpp"
 
 namespace {
@@ -28,6 +29,9 @@ AttentionStats synthetic_stats(const StatsRequest& want, int64_t n, torch::Gener
   if (want.column_sums) s.column_sums = row;
   if (want.column_sq_sums) s.column_sq_sums = row.square();
   if (want.window > 0) s.window_rows = row.unsqueeze(1);
+  torch::Tensor kv_row = row.reshape({kKvHeads, kHeads / kKvHeads, n}).mean(1);  // group-averaged
+  if (want.kv_column_sq_sums) s.kv_column_sq_sums = kv_row.square();
+  if (want.kv_column_above_mean) s.kv_column_above_mean = (kv_row > 1.0 / static_cast<double>(n)).to(torch::kFloat32);
   s.column_counts = torch::ones({n});
   s.n_queries = 1;
   return s;
@@ -60,13 +64,23 @@ void PolicyStep(benchmark::State& state, const std::string& name) {
   torch::Tensor k = torch::randn({kKvHeads, 1, kHeadDim}, gen);
   int64_t position = n, i = 0;
   const bool grows = name == "full";
+  // One untimed step, so one-time work (SnapKV's repeat of K/V to the query heads on its first
+  // eviction) is not charged to the steady state.
+  auto untimed_step = [&] {
+    append_model_heads(cache, k, k, torch::tensor({position++}, torch::kInt64));
+    AttentionStats& now = stats[i++ % stats.size()];
+    if (now.n_queries > 0 && synthetic_size(now) != cache.size()) now = synthetic_stats(want, cache.size(), gen);
+    policy->observe(0, cache, now, Phase::kDecode);
+    policy->compress(0, cache, Phase::kDecode);
+  };
+  if (!grows) untimed_step();
   for (auto _ : state) {
     if (grows && cache.size() != n) {  // full: keep the size fixed by dropping the oldest (untimed)
       state.PauseTiming();
       cache.keep(torch::arange(cache.size() - n, cache.size(), torch::kInt64).unsqueeze(0));
       state.ResumeTiming();
     }
-    cache.append(k, k, torch::tensor({position++}, torch::kInt64));
+    append_model_heads(cache, k, k, torch::tensor({position++}, torch::kInt64));
     AttentionStats& step = stats[i++ % stats.size()];
     if (step.n_queries > 0 && synthetic_size(step) != cache.size()) {  // Ada-KV's ragged rows vary in width
       state.PauseTiming();
@@ -147,6 +161,7 @@ KVBENCH_POLICY_BENCH(adakv);
 KVBENCH_POLICY_BENCH(buzz);
 KVBENCH_POLICY_BENCH(cascade);
 KVBENCH_POLICY_BENCH(kvec);
+KVBENCH_POLICY_BENCH(roco);
 KVBENCH_POLICY_BENCH(bumblebee);
 
 BENCHMARK_MAIN();
