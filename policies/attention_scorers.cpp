@@ -101,6 +101,8 @@ class WindowAttentionScorer : public SlotScorer {
       throw std::invalid_argument("snapkv: pooling must be max, avg or none");
   }
   std::string name() const override { return "snapkv"; }
+  // Pooling reads neighbouring tokens, which scores() finds by arrival order, not by slot.
+  bool slot_order_free() const override { return true; }
   StatsRequest wants() const override {
     StatsRequest r;
     r.window = window_;
@@ -120,7 +122,12 @@ class WindowAttentionScorer : public SlotScorer {
                              std::to_string(cache.kv_heads()) + " stored heads (gqa repeat: repeat the cache first)");
     torch::Tensor outside = newest_valid(cache, recent).logical_not().to(torch::kCPU);
     if (!cache.all_valid()) outside = outside.logical_and(cache.valid().to(torch::kCPU));
-    return pool_scores(s * outside.to(torch::kFloat32), pooling_, kernel_);
+    torch::Tensor masked = s * outside.to(torch::kFloat32);
+    if (cache.in_arrival_order()) return pool_scores(masked, pooling_, kernel_);
+    // Slots have moved (SlotOrder::kAny): pool over the tokens' arrival order, put the scores back.
+    torch::Tensor perm = cache.arrival_order().to(torch::kCPU).expand(masked.sizes());
+    torch::Tensor pooled = pool_scores(masked.gather(1, perm), pooling_, kernel_);
+    return torch::empty_like(pooled).scatter_(1, perm, pooled);
   }
 
  private:
@@ -136,7 +143,9 @@ class WindowAttentionScorer : public SlotScorer {
 // the average attention 1/t, t = the number of tokens that query attended. The per-query
 // indicators live in a ring of `history` columns per slot (state "sh_ring", uint8 holding how many
 // query heads of the KV head's group were above average), so counts cover exactly the last
-// `history` queries and travel with their slot through keep(). GQA: head_reduce mean = count/g,
+// `history` queries and travel with their slot through keep(); the ring's per-slot sum and
+// count of non-zero columns ("sh_sum", "sh_nonzero") are updated as columns are overwritten, so a
+// decode step costs O(size), not O(size · history). GQA: head_reduce mean = count/g,
 // sum = count, max = whether any query head of the group was above average.
 class AboveAverageCountScorer : public SlotScorer {
  public:
@@ -178,21 +187,28 @@ class AboveAverageCountScorer : public SlotScorer {
     }
     torch::Tensor threshold = attended.reciprocal().repeat_interleave(group_, 0).unsqueeze(-1);  // [H, w, 1]
     torch::Tensor above = rows.gt(threshold).reshape({kvh, group_, w, n}).sum(1).to(torch::kUInt8);  // [kvh, w, n]
-    torch::Tensor ring = cache.state("sh_ring", {history_}, torch::kUInt8);            // [kvh, n, history]
+    torch::Tensor ring = cache.state("sh_ring", {history_}, torch::kUInt8);  // [kvh, n, history]
     int64_t& step = steps_[layer];
     torch::Tensor cols = (torch::arange(step + T - w, step + T, torch::kInt64) % history_).to(ring.device());
-    ring.index_copy_(2, cols, above.permute({0, 2, 1}).to(ring.device()));
+    // The ring's totals are kept up to date column by column, so scoring never reads the ring.
+    torch::Tensor fresh = above.permute({0, 2, 1}).to(ring.device());  // [kvh, n, w]
+    torch::Tensor overwritten = ring.index_select(2, cols);
+    cache.state("sh_sum", {}, torch::kInt32) +=
+        fresh.sum(2, false, torch::kInt32) - overwritten.sum(2, false, torch::kInt32);
+    cache.state("sh_nonzero", {}, torch::kInt32) +=
+        fresh.gt(0).sum(2, false, torch::kInt32) - overwritten.gt(0).sum(2, false, torch::kInt32);
+    ring.index_copy_(2, cols, fresh);
     step += T;
   }
   int64_t recent(int64_t budget) const override { return std::min(recent_, budget); }
   torch::Tensor scores(int64_t, const LayerCache& cache, int64_t) override {
-    torch::Tensor ring = const_cast<LayerCache&>(cache).state("sh_ring", {history_}, torch::kUInt8).to(torch::kCPU);
+    auto& state = const_cast<LayerCache&>(cache);
     switch (reduce_) {
-      case HeadReduce::kMax: return ring.gt(0).sum(2).to(torch::kFloat32);
-      case HeadReduce::kSum: return ring.sum(2).to(torch::kFloat32);
+      case HeadReduce::kMax: return state.state("sh_nonzero", {}, torch::kInt32).to(torch::kFloat32);
+      case HeadReduce::kSum: return state.state("sh_sum", {}, torch::kInt32).to(torch::kFloat32);
       case HeadReduce::kMean: break;
     }
-    return ring.sum(2).to(torch::kFloat32) / static_cast<float>(group_);
+    return state.state("sh_sum", {}, torch::kInt32).to(torch::kFloat32) / static_cast<float>(group_);
   }
 
  private:
