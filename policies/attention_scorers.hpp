@@ -24,7 +24,7 @@ class SlotScorer {
   virtual StatsRequest wants() const = 0;
   virtual void begin(const SequenceInfo& info) {}
   // True when scores() depends only on per-slot state and statistics, never on slot order
-  // (SnapKV's pooling over neighbouring slots does; see Policy::slot_order_free).
+  // (SnapKV pools over neighbouring tokens, which it finds by arrival order; see Policy::slot_order_free).
   virtual bool slot_order_free() const { return false; }
   // Called once per forward and layer with that forward's statistics (query heads).
   virtual void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase phase) = 0;

@@ -19,8 +19,11 @@ void repeat_to_query_heads(LayerCache& cache, const SequenceInfo& info) {
     throw std::invalid_argument("gqa repeat: " + std::to_string(info.n_heads) + " query heads are not a multiple of " +
                                 std::to_string(stored) + " stored heads");
   if (!cache.all_valid()) throw std::logic_error("gqa repeat: cannot repeat a ragged cache");
+  // The copy below starts in arrival order; repeating happens at the first eviction, before any slot moved.
+  if (!cache.in_arrival_order()) throw std::logic_error("gqa repeat: the cache's slots are no longer in arrival order");
   const int64_t group = info.n_heads / stored, n = cache.size();
   LayerCache wide(info.n_heads, cache.head_dim(), cache.keys().options(), std::max<int64_t>(n, 1));
+  wide.set_slot_order(cache.slot_order());
   if (n > 0) {
     wide.append(cache.keys().repeat_interleave(group, 0), cache.values().repeat_interleave(group, 0),
                 cache.positions()[0]);

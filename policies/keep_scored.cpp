@@ -8,6 +8,10 @@
 namespace kvbench::policies {
 namespace {
 
+// Up to this many evictions keep_best names the evicted slots instead of ranking every slot
+// (LayerCache::evict moves them pairwise up to the same limit).
+constexpr int64_t kFewEvictions = 64;
+
 torch::TensorOptions long_opts(const LayerCache& cache) {
   return torch::TensorOptions().dtype(torch::kInt64).device(cache.keys().device());
 }
@@ -54,15 +58,6 @@ torch::Tensor oldest_valid(const LayerCache& cache, int64_t s) {
   return to_slots(first_valid(cache.valid().gather(1, perm), s), perm);
 }
 
-torch::Tensor oldest_slots(const LayerCache& cache, int64_t skip, int64_t count) {
-  if (!cache.all_valid() || !cache.homogeneous()) throw std::logic_error("oldest_slots: needs a homogeneous cache with every slot valid");
-  if (cache.in_arrival_order()) return torch::arange(skip, skip + count, long_opts(cache)).unsqueeze(0);
-  // Positions are distinct on a homogeneous cache, so the k smallest are well defined: O(n), no sort.
-  torch::Tensor pos = cache.positions().narrow(0, 0, 1);
-  torch::Tensor first = std::get<1>(pos.topk(skip + count, 1, /*largest=*/false, /*sorted=*/true));
-  return first.narrow(1, skip, count);
-}
-
 void keep_best(LayerCache& cache, const torch::Tensor& scores_in, int64_t budget, const torch::Tensor& protect) {
   if (budget < 1) throw std::invalid_argument("keep_best: budget must be at least 1");
   if (fits_budget(cache, budget)) return;
@@ -88,6 +83,15 @@ void keep_best(LayerCache& cache, const torch::Tensor& scores_in, int64_t budget
   }
   if (!shared) scores = scores.expand({kvh, n}).contiguous();
   if (!cache.all_valid()) scores = scores.masked_fill(cache.valid().logical_not(), -inf);
+  const int64_t evicting = n - budget;
+  if (cache.slot_order() == SlotOrder::kAny && cache.all_valid() && evicting <= kFewEvictions &&
+      (scores.size(0) == kvh || cache.homogeneous())) {
+    // A decode step: name the few evicted slots (O(n), no sort, no arrival order) and let the
+    // cache fill their holes with O(evicted) moves.
+    torch::Tensor positions = scores.size(0) == 1 ? cache.positions().narrow(0, 0, 1) : cache.positions();
+    cache.evict(lowest_scored_slots(scores, positions, evicting));
+    return;
+  }
   if (!perm.defined()) {
     cache.keep(top_k_slots(scores, budget));
     return;

@@ -22,9 +22,6 @@ bool fits_budget(const LayerCache& cache, int64_t budget);
 torch::Tensor newest_valid(const LayerCache& cache, int64_t r);
 // [kv_heads, size] bool: the first `s` valid slots of every head (attention sinks).
 torch::Tensor oldest_valid(const LayerCache& cache, int64_t s);
-// [1, count] the slots of the tokens of arrival rank skip..skip+count-1 (0 = oldest) on a
-// homogeneous cache with every slot valid (StreamingLLM / Local under SlotOrder::kAny).
-torch::Tensor oldest_slots(const LayerCache& cache, int64_t skip, int64_t count);
 
 // Keeps, per head, the `budget` best slots: protected slots first (if they outnumber the budget,
 // the oldest of them), then the highest scores (ties: the older slot); invalid slots never win over valid ones. scores is

@@ -63,14 +63,31 @@ int64_t LayerCache::max_head_length() const {
 
 torch::Tensor LayerCache::arrival_order() const {
   if (in_arrival_order_) return torch::arange(size_, long_on(positions_)).unsqueeze(0);
+  torch::Tensor memo = current_arrival_memo();
+  if (memo.defined() && memo.size(0) == (homogeneous_ ? 1 : kv_heads_)) return memo;
   torch::Tensor pos = homogeneous_ ? positions().narrow(0, 0, 1) : positions();
-  return std::get<1>(pos.sort(/*stable=*/true, /*dim=*/1, /*descending=*/false));
+  torch::Tensor order = std::get<1>(pos.sort(/*stable=*/true, /*dim=*/1, /*descending=*/false));
+  set_arrival_memo(order);
+  return order;
+}
+
+torch::Tensor LayerCache::current_arrival_memo() const {
+  const ArrivalMemo& memo = arrival_memo_;
+  if (!memo.order.defined() || memo.buffer != positions_.unsafeGetTensorImpl() || memo.size != size_ ||
+      memo.version != static_cast<int64_t>(positions_._version()))
+    return {};
+  return memo.order;
+}
+
+void LayerCache::set_arrival_memo(torch::Tensor order) const {
+  arrival_memo_ = {positions_.unsafeGetTensorImpl(), static_cast<int64_t>(positions_._version()), size_, std::move(order)};
 }
 
 void LayerCache::append(const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& positions) {
   const int64_t t = k.size(1);
   if (k.size(0) != kv_heads_ || k.size(2) != head_dim_ || v.sizes() != k.sizes() || positions.numel() != t)
     throw std::invalid_argument("LayerCache::append: shape mismatch");
+  torch::Tensor order = current_arrival_memo();  // new tokens are the newest: they go last
   reserve(size_ + t);
   keys_.narrow(1, size_, t).copy_(k);
   values_.narrow(1, size_, t).copy_(v);
@@ -79,6 +96,8 @@ void LayerCache::append(const torch::Tensor& k, const torch::Tensor& v, const to
   if (ragged_) valid_.narrow(1, size_, t).fill_(true);
   for (auto& [name, tensor] : state_) tensor.narrow(1, size_, t).zero_();
   size_ += t;
+  if (order.defined())
+    set_arrival_memo(torch::cat({order, torch::arange(size_ - t, size_, order.options()).expand({order.size(0), t})}, 1));
 }
 
 void LayerCache::check_index(const torch::Tensor& idx, const char* what) const {
@@ -200,6 +219,7 @@ void LayerCache::evict(const torch::Tensor& idx_in) {
     return;
   }
   // Few evictions: compare them with the e tail slots, no pass over the cache.
+  torch::Tensor order = current_arrival_memo();  // updated below instead of re-sorted
   const int64_t m = n - e;
   size_ = m;
   if (m == 0) return;
@@ -214,6 +234,18 @@ void LayerCache::evict(const torch::Tensor& idx_in) {
   size_ = n;
   move_slots(torch::where(real, holes, pad), torch::where(real, movers, pad));
   size_ = m;
+  if (!order.defined()) return;
+  // The arrival order without the evicted slots, the movers renamed to their holes: O(n), no sort
+  // and nothing read back to the host (each survivor's new rank is a running count).
+  const int64_t r = std::max(rows, order.size(0));
+  order = order.expand({r, n});
+  torch::Tensor gone = torch::zeros({rows, n}, torch::TensorOptions().dtype(torch::kBool).device(idx.device())).scatter_(1, idx, true);
+  torch::Tensor kept = gone.expand({r, n}).gather(1, order).logical_not();  // in arrival order
+  torch::Tensor rank = torch::where(kept, kept.to(torch::kInt64).cumsum(1) - 1, m);  // column m: a sink for the evicted
+  torch::Tensor survivors = torch::empty({r, m + 1}, opts).scatter_(1, rank, order).narrow(1, 0, m);
+  torch::Tensor rename = torch::arange(n + 1, opts).expand({r, n + 1}).contiguous();  // slot n: a sink for non-moves
+  rename.scatter_(1, torch::where(real, movers, n).expand({r, e}), torch::where(real, holes, n).expand({r, e}));
+  set_arrival_memo(rename.gather(1, survivors));
 }
 
 torch::Tensor LayerCache::state(const std::string& name, std::vector<int64_t> extra_dims, torch::ScalarType dtype) {

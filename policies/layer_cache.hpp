@@ -98,6 +98,19 @@ class LayerCache {
   bool homogeneous_ = true;
   torch::Tensor keys_, values_, positions_, valid_;
   std::map<std::string, torch::Tensor> state_;
+  // arrival_order() as last computed: reused while the positions buffer, its version counter
+  // (bumped by every write, views included) and the size are the same, so the readers of one
+  // eviction step share one sort. append() and the pairwise evict() update it in O(size) instead
+  // of leaving the next reader a sort.
+  struct ArrivalMemo {
+    const void* buffer = nullptr;
+    int64_t version = -1, size = -1;
+    torch::Tensor order;
+  };
+  mutable ArrivalMemo arrival_memo_;
+  // The memo if it describes the cache as it is now, else an undefined tensor.
+  torch::Tensor current_arrival_memo() const;
+  void set_arrival_memo(torch::Tensor order) const;
 };
 
 }  // namespace kvbench::policies

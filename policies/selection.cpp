@@ -23,6 +23,16 @@ torch::Tensor top_k_slots(const torch::Tensor& scores, int64_t k) {
   return std::get<0>(chosen.sort(-1));
 }
 
+torch::Tensor lowest_scored_slots(const torch::Tensor& scores, const torch::Tensor& positions, int64_t e) {
+  // One int64 key per slot, (score, newest first) in lexicographic order: the float's bits mapped
+  // to an order-preserving integer (negative floats reverse their bit order; + 0.0 turns -0.0
+  // into +0.0) above 31 bits of reversed position. Exact, so topk needs no tie rule of its own.
+  torch::Tensor bits = (scores.to(torch::kFloat32) + 0.0f).contiguous().view(torch::kInt32).to(torch::kInt64);
+  torch::Tensor ordered = torch::where(bits.ge(0), bits, bits.neg().sub(int64_t{1} << 31).sub(1));
+  torch::Tensor key = ordered.mul(int64_t{1} << 32).add(positions.neg().add((int64_t{1} << 31) - 1));
+  return std::get<1>(key.topk(e, -1, /*largest=*/false, /*sorted=*/false));
+}
+
 void keep_top_with_recent(LayerCache& cache, const torch::Tensor& scores, int64_t budget, int64_t recent) {
   const int64_t n = cache.size();
   if (!cache.in_arrival_order()) throw std::logic_error("keep_top_with_recent: the cache's slots are not in arrival order");

@@ -1,6 +1,9 @@
 // The cache's one eviction operation: keep() gathers keys, values, positions and every per-slot
 // state tensor with the same indices, per head or shared, ragged or not.
+#include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
+
+#include <limits>
 
 #include "policies/budget.hpp"
 #include "policies/head_reduce.hpp"
@@ -77,6 +80,32 @@ TEST(Selection, TopWithRecentKeepsTheWindowAndTheHeaviest) {
 TEST(Selection, TiesGoToTheEarlierSlot) {
   torch::Tensor idx = top_k_slots(torch::tensor({{1.f, 2.f, 2.f, 2.f}}), 2);
   EXPECT_TRUE(torch::equal(idx, torch::tensor({{1, 2}}, torch::kInt64)));
+}
+
+// The evicted complement of a top-k over the arrival order, for every sign, zero, infinity and
+// tie: a random sweep against top_k_slots, plus the ties named.
+TEST(Selection, LowestScoredSlotsEvictWhatTopKOverArrivalOrderDrops) {
+  const float inf = std::numeric_limits<float>::infinity();
+  torch::Tensor scores = torch::tensor({{0.f, -0.f, 2.f, -1.f, -inf, inf, 2.f, -1.f}});
+  torch::Tensor positions = torch::tensor({{7, 0, 5, 3, 1, 6, 2, 4}}, torch::kInt64);  // slot 1 is the oldest
+  auto evicted = [&](int64_t e) {
+    torch::Tensor slots = std::get<0>(lowest_scored_slots(scores, positions, e).sort(-1));
+    return std::vector<int64_t>(slots.data_ptr<int64_t>(), slots.data_ptr<int64_t>() + e);
+  };
+  EXPECT_EQ(evicted(1), (std::vector<int64_t>{4}));           // -inf
+  EXPECT_EQ(evicted(2), (std::vector<int64_t>{4, 7}));        // the tie at -1 goes to the newer (position 4)
+  EXPECT_EQ(evicted(4), (std::vector<int64_t>{0, 3, 4, 7}));  // +0 and -0 tie: the newer (position 7)
+  torch::Generator gen = at::detail::createCPUGenerator(5);
+  for (int trial = 0; trial < 50; ++trial) {
+    const int64_t n = 40, e = 1 + trial % 7;
+    torch::Tensor s = torch::randint(-3, 4, {3, n}, gen).to(torch::kFloat32) * 0.5;  // many ties
+    torch::Tensor pos = torch::stack({torch::randperm(n, gen), torch::randperm(n, gen), torch::randperm(n, gen)}) * 1000;
+    torch::Tensor by_age = std::get<1>(pos.sort(1));
+    torch::Tensor kept = by_age.gather(1, top_k_slots(s.gather(1, by_age), n - e));
+    torch::Tensor dropped = torch::ones({3, n}, torch::kBool).scatter_(1, kept, false);
+    torch::Tensor named = torch::zeros({3, n}, torch::kBool).scatter_(1, lowest_scored_slots(s, pos, e), true);
+    ASSERT_TRUE(torch::equal(dropped, named)) << "trial " << trial;
+  }
 }
 
 TEST(HeadReduce, GroupsQueryHeadsOfAKvHead) {
