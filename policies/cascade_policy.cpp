@@ -17,12 +17,11 @@
 // of 1024 has 1028 tokens"), so layer_budget() = budget + sinks; with `sinks_on_top: false` they
 // count inside it.
 // Implementation: the cascade is kept as logical circular buffers of token ids (cascade_book.hpp);
-// the LayerCache is always in position order and one keep() with the same indices for every head
-// drops what Alg. 1 dropped. Slot order: this policy relies on the LayerCache keeping the slot
-// order keep() was given (position order): compress() matches the book against the slots in that
-// order, and kCacheSlot rotates keys by it (sinks, then the last sub-cache … the first). That keep is O(|C|·d) per evicting step (a gather), where the
-// paper's physical circular buffers overwrite one slot in O(d); LayerCache has no slot order other
-// than storage order, which is what kCacheSlot rotates by.
+// compress() finds the book's tokens in the cache by position and evicts, with the same slots on
+// every head, what Alg. 1 dropped. The book's order (sinks, then the last sub-cache … the first)
+// is position order, which is the order kCacheSlot rotates keys by (arrival rank), so the cache
+// may keep its slots in any order (SlotOrder::kAny): an evicting step moves O(evicted · d), as the
+// paper's physical circular buffers overwrite one slot in O(d).
 // Blocks of T > 1 queries (one-shot or streamed prompts): the EMA takes the block's mean attention
 // with weight 1 − γ^c, c the queries of the block that saw the slot, which is exact for T = 1;
 // Alg. 1 then runs token by token over the block's new tokens.
@@ -71,6 +70,8 @@ class CascadePolicy : public Policy {
 
   std::string name() const override { return "cascade"; }
   PositionMode position_mode() const override { return PositionMode::kCacheSlot; }
+  // The book tracks tokens by position and kCacheSlot rotates by arrival rank, so slots may move.
+  bool slot_order_free() const override { return true; }
   StatsRequest wants() const override {
     StatsRequest r;
     r.column_sums = token_selection_;
@@ -116,28 +117,41 @@ class CascadePolicy : public Policy {
     if (unlimited_) return;
     cascade::Book& book = book_for(layer);
     const int64_t n = cache.size(), known = book.size();
+    if (known > n) throw std::logic_error("cascade: the cache lost tokens the policy still tracks");
     torch::Tensor positions = cache.positions().select(0, 0).to(torch::kCPU).contiguous();
     const int64_t* pos = positions.data_ptr<int64_t>();
     torch::Tensor ema = token_selection_ ? cache.state("ema", {}, torch::kFloat64).select(0, 0).to(torch::kCPU, torch::kFloat64).contiguous()
                                          : torch::zeros({n}, torch::kFloat64);
     const double* score = ema.data_ptr<double>();
-    // The cache's first `known` slots are the book's tokens in the same order: refresh their scores.
+    // The book's tokens sit in the cache's first `known` slots, in any order (kAny moves them):
+    // found by position (the book is in position order), their scores refreshed.
     std::vector<cascade::Token*> ordered = book.in_order();
-    if (known > n) throw std::logic_error("cascade: the cache lost tokens the policy still tracks");
+    auto find = [&](int64_t position) -> cascade::Token* {
+      auto it = std::lower_bound(ordered.begin(), ordered.end(), position,
+                                 [](const cascade::Token* t, int64_t p) { return t->position < p; });
+      return it != ordered.end() && (*it)->position == position ? *it : nullptr;
+    };
     for (int64_t j = 0; j < known; ++j) {
-      if (ordered[j]->position != pos[j]) throw std::logic_error("cascade: cache and cascade book disagree");
-      ordered[j]->score = score[j];
+      cascade::Token* t = find(pos[j]);
+      if (!t) throw std::logic_error("cascade: cache and cascade book disagree");
+      t->score = score[j];
     }
+    // The forward's new tokens are the last slots, oldest first.
     for (int64_t j = known; j < n; ++j) book.insert({pos[j], score[j]});
     if (book.size() == n) return;  // nothing evicted
-    // Kept positions, oldest first, against the cache's slots (both in position order).
-    std::vector<int64_t> keep;
-    keep.reserve(book.size());
-    int64_t j = 0;
-    for (const cascade::Token* t : book.in_order()) {
-      while (j < n && pos[j] != t->position) ++j;
-      if (j == n) throw std::logic_error("cascade: kept token not in the cache");
-      keep.push_back(j++);
+    ordered = book.in_order();
+    std::vector<int64_t> gone;
+    for (int64_t j = 0; j < n; ++j)
+      if (!find(pos[j])) gone.push_back(j);
+    if (cache.slot_order() == SlotOrder::kAny) {  // O(evicted): the holes are refilled from the tail
+      cache.evict(torch::tensor(gone, torch::kInt64).unsqueeze(0));
+      return;
+    }
+    std::vector<int64_t> keep;  // kArrival: the survivors, in slot order
+    keep.reserve(n - gone.size());
+    for (int64_t j = 0, g = 0; j < n; ++j) {
+      if (g < static_cast<int64_t>(gone.size()) && gone[g] == j) ++g;
+      else keep.push_back(j);
     }
     cache.keep(torch::tensor(keep, torch::kInt64).unsqueeze(0));
   }

@@ -2,8 +2,11 @@
 // of H2O (Zhang et al., 2023, "Local"), TOVA and RoCo, and StreamingLLM's "window attention"
 // (Xiao et al., ICLR 2024, Fig. 1b) when run with `positions: cache_slot` (positions re-assigned
 // inside the cache like StreamingLLM, but without its attention sinks).
+#include <map>
+
 #include "policies/keep_scored.hpp"
 #include "policies/registry.hpp"
+#include "policies/slot_ages.hpp"
 
 namespace kvbench::policies {
 namespace {
@@ -17,14 +20,18 @@ PositionMode parse_positions(const std::string& name, const std::string& policy)
 class LocalPolicy : public Policy {
  public:
   explicit LocalPolicy(const nlohmann::json& p) : mode_(parse_positions(p["positions"].get<std::string>(), "local")) {}
+  void begin(const SequenceInfo& info) override {
+    Policy::begin(info);
+    ages_.clear();
+  }
   std::string name() const override { return "local"; }
   PositionMode position_mode() const override { return mode_; }
   bool slot_order_free() const override { return true; }
-  void compress(int64_t, LayerCache& cache, Phase) override {
+  void compress(int64_t layer, LayerCache& cache, Phase) override {
     const int64_t budget = std::max<int64_t>(1, info_.budget);
     if (fits_budget(cache, budget)) return;
     if (cache.all_valid() && cache.slot_order() == SlotOrder::kAny && cache.homogeneous()) {
-      cache.evict(oldest_slots(cache, 0, cache.size() - budget));  // O(evicted): the oldest slots are refilled
+      ages_[layer].evict(cache, 0, cache.size() - budget);  // O(evicted): the oldest slots are refilled
       return;
     }
     if (cache.all_valid()) {  // the common case: one slice for every head
@@ -36,6 +43,7 @@ class LocalPolicy : public Policy {
   }
 
  private:
+  std::map<int64_t, SlotAges> ages_;  // per layer: slots oldest first (kAny caches)
   PositionMode mode_;
 };
 

@@ -7,9 +7,11 @@
 // The sinks count inside the budget; when B ≤ sinks the sinks shrink to B − 1 so the newest
 // token is always kept (B = 1: the newest token only).
 #include <algorithm>
+#include <map>
 
 #include "policies/keep_scored.hpp"
 #include "policies/registry.hpp"
+#include "policies/slot_ages.hpp"
 
 namespace kvbench::policies {
 namespace {
@@ -23,16 +25,20 @@ class StreamingLlmPolicy : public Policy {
     else if (positions == "original") mode_ = PositionMode::kOriginal;
     else throw std::invalid_argument("streaming_llm: positions must be cache_slot or original, got '" + positions + "'");
   }
+  void begin(const SequenceInfo& info) override {
+    Policy::begin(info);
+    ages_.clear();
+  }
   std::string name() const override { return "streaming_llm"; }
   PositionMode position_mode() const override { return mode_; }
   // cache_slot positions are the ranks of the original positions (models/attention.cpp).
   bool slot_order_free() const override { return true; }
-  void compress(int64_t, LayerCache& cache, Phase) override {
+  void compress(int64_t layer, LayerCache& cache, Phase) override {
     const int64_t budget = std::max<int64_t>(1, info_.budget);
     if (fits_budget(cache, budget)) return;
     const int64_t sinks = std::min(sinks_, budget - 1);
     if (cache.all_valid() && cache.slot_order() == SlotOrder::kAny && cache.homogeneous()) {
-      cache.evict(oldest_slots(cache, sinks, cache.size() - budget));  // the oldest after the sinks
+      ages_[layer].evict(cache, sinks, cache.size() - budget);  // the oldest after the sinks
       return;
     }
     if (cache.all_valid()) {  // the common case: one slice for every head
@@ -45,6 +51,7 @@ class StreamingLlmPolicy : public Policy {
   }
 
  private:
+  std::map<int64_t, SlotAges> ages_;  // per layer: slots oldest first (kAny caches)
   int64_t sinks_;
   PositionMode mode_ = PositionMode::kCacheSlot;
 };

@@ -25,7 +25,8 @@ TEST(SlotOrderModel, MovingSlotsChangesNoPrediction) {
   for (int i = 1; i < 70; ++i) prompt.push_back(3 + (i * 131) % 500);
   const std::vector<std::pair<std::string, nlohmann::json>> cases{
       {"local", nlohmann::json::object()}, {"local", {{"positions", "cache_slot"}}}, {"streaming_llm", nlohmann::json::object()}, {"streaming_llm", {{"positions", "original"}}},
-      {"h2o", nlohmann::json::object()}, {"tova", nlohmann::json::object()},                              {"scissorhands", nlohmann::json::object()}, {"random", nlohmann::json::object()}};
+      {"h2o", nlohmann::json::object()}, {"tova", nlohmann::json::object()},                              {"scissorhands", nlohmann::json::object()}, {"random", nlohmann::json::object()},
+      {"snapkv", {{"window", 4}}}, {"snapkv", {{"window", 4}, {"gqa", "reduce"}}}, {"pyramidkv", {{"window", 4}}}, {"cascade", {{"sinks", 2}}}};
   for (const auto& [name, params] : cases) {
     for (int64_t block : {1, 6}) {
       auto p1 = make_policy(name, params), p2 = make_policy(name, params);

@@ -5,9 +5,14 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <numeric>
+#include <random>
+
 #include "baselines_helpers.hpp"
 #include "policies/keep_scored.hpp"
 #include "policies/registry.hpp"
+#include "policies/slot_ages.hpp"
 
 namespace kvbench::policies {
 namespace {
@@ -75,11 +80,62 @@ TEST(SlotOrderAny, HelpersReadAgeFromPositions) {
   EXPECT_TRUE(torch::equal(newest[0], torch::tensor({false, true, false, false, false, false, true})));
   torch::Tensor oldest = oldest_valid(cache, 2);  // positions 0 and 2
   EXPECT_TRUE(torch::equal(oldest[0], torch::tensor({true, false, true, false, false, false, false})));
-  EXPECT_TRUE(torch::equal(oldest_slots(cache, 1, 2), torch::tensor({{2, 3}}, torch::kInt64)));
   // Ties go to the older token, not the lower slot: slot 1 (position 7) loses to slot 5 (position 5).
   torch::Tensor scores = torch::tensor({{9.f, 1.f, 0.f, 0.f, 0.f, 1.f, 0.f}});
   keep_best(cache, scores, 2);
   EXPECT_EQ(kept(cache, 0), (std::set<int64_t>{0, 5}));
+}
+
+// The arrival order that append() and evict() keep up to date (no sort) equals a sort of the
+// positions after every step: shared and per-head evictions, in the tail and below it.
+TEST(SlotOrderAny, ArrivalOrderKeptUpToDateEqualsASortOfThePositions) {
+  LayerCache cache = baseline_test::cache_of(3, 16);
+  cache.set_slot_order(SlotOrder::kAny);
+  std::mt19937 rng(9);
+  int64_t next = 16;
+  for (int step = 0; step < 120; ++step) {
+    cache.arrival_order();  // the memo the steps below must keep current
+    const int64_t n = cache.size(), e = 1 + static_cast<int64_t>(rng() % 3);
+    const int64_t rows = step < 40 ? 1 : 3;  // shared evictions first, then per head
+    std::vector<int64_t> idx;
+    for (int64_t r = 0; r < rows; ++r) {
+      std::vector<int64_t> slots(n);
+      std::iota(slots.begin(), slots.end(), int64_t{0});
+      std::shuffle(slots.begin(), slots.end(), rng);
+      idx.insert(idx.end(), slots.begin(), slots.begin() + e);
+    }
+    cache.evict(torch::tensor(idx, torch::kInt64).view({rows, e}));
+    auto sorted = [&] {
+      torch::Tensor pos = cache.homogeneous() ? cache.positions().narrow(0, 0, 1) : cache.positions();
+      return std::get<1>(pos.sort(/*stable=*/true, 1, false));
+    };
+    ASSERT_TRUE(torch::equal(cache.arrival_order(), sorted())) << "after evicting, step " << step;
+    baseline_test::append_tokens(cache, next, e + step % 2);  // the cache grows slowly
+    next += e + step % 2;
+    ASSERT_TRUE(torch::equal(cache.arrival_order(), sorted())) << "after appending, step " << step;
+  }
+}
+
+// The host mirror of the arrival order follows the cache through appends of any size and
+// evictions of any rank, skip (sinks) included: it equals arrival_order() after every step.
+TEST(SlotOrderAny, SlotAgesMirrorsTheArrivalOrderWithoutReadingPositions) {
+  LayerCache cache = baseline_test::cache_of(2, 12);
+  cache.set_slot_order(SlotOrder::kAny);
+  SlotAges ages;
+  std::mt19937 rng(3);
+  int64_t next = 12;
+  for (int step = 0; step < 200; ++step) {
+    const int64_t skip = step % 3, count = 1 + static_cast<int64_t>(rng() % 4);
+    ages.evict(cache, skip, std::min(count, cache.size() - skip - 1));
+    torch::Tensor order = cache.arrival_order()[0].contiguous();
+    ASSERT_EQ(std::vector<int64_t>(ages.slots().begin(), ages.slots().end()),
+              std::vector<int64_t>(order.data_ptr<int64_t>(), order.data_ptr<int64_t>() + order.numel()))
+        << "step " << step;
+    const int64_t appended = 1 + static_cast<int64_t>(rng() % 5);
+    baseline_test::append_tokens(cache, next, appended);
+    next += appended;
+  }
+  EXPECT_FALSE(cache.in_arrival_order());
 }
 
 // Each order-free policy, stepped on an arrival-ordered cache and on a kAny one with the same
@@ -103,8 +159,8 @@ void run_both_orders(const std::string& name, const nlohmann::json& params, int6
       AttentionStats s;
       torch::Tensor pos = c.positions()[0];
       torch::Tensor row = by_position.index_select(1, pos);
-      if (kv_heads != 1 && !c.homogeneous()) {  // per-head slots: gather each query head's own row
-        torch::Tensor per_kv = c.positions().repeat_interleave(heads / kv_heads, 0);
+      if (c.kv_heads() != 1 && !c.homogeneous()) {  // per-head slots: gather each query head's own row
+        torch::Tensor per_kv = c.positions().repeat_interleave(heads / c.kv_heads(), 0);
         row = by_position.gather(1, per_kv);
       }
       s.last_row = row;
@@ -119,7 +175,8 @@ void run_both_orders(const std::string& name, const nlohmann::json& params, int6
     b->observe(0, any, stats_for(any), phase);
     a->compress(0, ordered, phase);
     b->compress(0, any, phase);
-    for (int64_t h = 0; h < kv_heads; ++h) ASSERT_EQ(kept(ordered, h), kept(any, h)) << name << " step " << step << " head " << h;
+    ASSERT_EQ(ordered.kv_heads(), any.kv_heads()) << name;  // SnapKV's repeat makes them the query heads
+    for (int64_t h = 0; h < ordered.kv_heads(); ++h) ASSERT_EQ(kept(ordered, h), kept(any, h)) << name << " step " << step << " head " << h;
     baseline_test::append_tokens(ordered, next, 1);
     baseline_test::append_tokens(any, next, 1);
     ++next;
@@ -137,10 +194,17 @@ TEST(SlotOrderAny, OrderFreePoliciesKeepWhatTheyKeepInArrivalOrder) {
   run_both_orders("random", nlohmann::json::object(), 4, 2);
   run_both_orders("random", {{"per_head", true}}, 4, 2);
   run_both_orders("scissorhands", {{"history_window", 1}}, 4, 2);
+  run_both_orders("scissorhands", {{"history_window", 3}, {"head_reduce", "max"}}, 4, 2);
+  // Pooling reads the neighbours in arrival order, wherever their slots are.
+  run_both_orders("snapkv", {{"window", 2}, {"kernel", 3}}, 4, 2);
+  run_both_orders("snapkv", {{"window", 2}, {"kernel", 5}, {"pooling", "avg"}, {"gqa", "reduce"}}, 4, 2);
+  run_both_orders("pyramidkv", {{"window", 2}, {"kernel", 3}}, 4, 2);
+  run_both_orders("cascade", {{"sinks", 2}, {"cascades", 3}}, 4, 2);
+  run_both_orders("cascade", {{"sinks", 1}, {"token_selection", false}}, 4, 2);
 }
 
 TEST(SlotOrderAny, OrderDependentPoliciesDoNotOptIn) {
-  for (const char* name : {"snapkv", "pyramidkv", "adakv", "buzz", "cascade", "kvec", "roco", "bumblebee"})
+  for (const char* name : {"adakv", "buzz", "kvec", "roco", "bumblebee"})
     EXPECT_FALSE(make_policy(name)->slot_order_free()) << name;
 }
 
