@@ -181,7 +181,7 @@ const CommandRegistration registration(
       app.add_option("--context", args->context, "prompt tokens (synthetic ids)")->capture_default_str();
       app.add_option("--decode", args->decode, "tokens decoded after the prompt")->capture_default_str();
       app.add_option("--runs", args->runs, "repetitions; the table shows the median")->capture_default_str();
-      app.add_option("--threads", args->threads, "threads for the BLAS products, one for elementwise ops (models/cpu_threads.hpp; 0 = libtorch's and OpenBLAS's defaults)")->capture_default_str();
+      app.add_option("--threads", args->threads, "threads for the BLAS products, one for elementwise ops (models/cpu_threads.hpp; 0 = the cores, as every command)")->capture_default_str();
       app.add_flag("--json", args->json, "print a JSON object");
       app.add_flag("--programs", args->programs, "run the Google Benchmark programs in build/bench instead");
       app.add_option("--filter", args->filter, "with --programs: Google Benchmark --benchmark_filter regex");

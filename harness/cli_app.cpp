@@ -1,5 +1,7 @@
 #include "harness/cli_app.hpp"
 
+#include <ATen/Parallel.h>
+
 #include <algorithm>
 #include <exception>
 #include <iostream>
@@ -7,6 +9,7 @@
 
 #include "harness/command.hpp"
 #include "harness/error_message.hpp"
+#include "models/cpu_threads.hpp"
 
 namespace kvbench::harness {
 namespace {
@@ -38,6 +41,10 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  // Every command: the BLAS products get libtorch's thread count (the cores, or OMP_NUM_THREADS),
+  // elementwise ops one thread, so the two pools never compete (models/cpu_threads.hpp) and
+  // reductions do not depend on the core count. `bench --threads` and grid workers set their own.
+  models::use_cpu_threads(at::get_num_threads());
   try {
     for (auto& [sub, action] : actions)
       if (sub->parsed()) return action();

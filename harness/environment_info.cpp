@@ -10,6 +10,8 @@
 #include <fstream>
 #include <thread>
 
+#include "models/cpu_threads.hpp"
+
 namespace kvbench::harness {
 namespace {
 
@@ -42,6 +44,7 @@ nlohmann::json environment_info(const std::string& device) {
                         {"cpu", cpu_model()},
                         {"cores", static_cast<int64_t>(std::thread::hardware_concurrency())},
                         {"threads", static_cast<int64_t>(at::get_num_threads())},
+                        {"blas_threads", static_cast<int64_t>(models::blas_threads())},
                         {"device", device},
                         {"os", std::string(u.sysname) + " " + u.release}};
   if (device.rfind("cuda", 0) == 0) env["cuda_devices"] = static_cast<int64_t>(torch::cuda::device_count());

@@ -92,7 +92,7 @@ const CommandRegistration registration(
       app.add_option("grid", args->grid_file, "grid spec (JSON; see docs/harness.md)")->required();
       app.add_option("--results", args->results, "results directory")->capture_default_str();
       app.add_option("--workers", args->workers, "local worker processes")->capture_default_str()->check(CLI::Range(1, 1024));
-      app.add_option("--threads", args->threads, "libtorch threads per worker process (0 = cores / workers)")
+      app.add_option("--threads", args->threads, "BLAS threads per worker process, elementwise ops on one (0 = cores / workers)")
           ->check(CLI::Range(0, 4096));
       app.add_flag("--dry-run", args->dry_run, "list the jobs (id, state, spec) without running them");
       app.add_flag("--quiet", args->quiet, "no progress bar or per-job lines");

@@ -6,6 +6,7 @@
 
 #include "harness/command.hpp"
 #include "harness/worker_pool.hpp"
+#include "models/cpu_threads.hpp"
 
 namespace kvbench::harness {
 namespace {
@@ -17,7 +18,7 @@ struct WorkerArgs {
 };
 
 int run_worker(const WorkerArgs& args) {
-  if (args.threads > 0) at::set_num_threads(args.threads);
+  models::use_cpu_threads(args.threads);  // BLAS threads; elementwise ops on one
   std::vector<Job> jobs = read_job_manifest(args.manifest);
   ResultsStore store(args.results);
   run_job_queue(jobs, store, [](const JobEvent& e) { std::cout << e.to_json().dump() << "\n" << std::flush; });
@@ -29,7 +30,7 @@ const CommandRegistration registration("grid-worker", "", [](CLI::App& app) {
   auto args = std::make_shared<WorkerArgs>();
   app.add_option("--manifest", args->manifest, "job manifest (JSON lines)")->required();
   app.add_option("--results", args->results, "results directory")->required();
-  app.add_option("--threads", args->threads, "libtorch intra-op threads")->check(CLI::Range(0, 4096));
+  app.add_option("--threads", args->threads, "threads for the BLAS products (models/cpu_threads.hpp)")->check(CLI::Range(0, 4096));
   return [args] { return run_worker(*args); };
 });
 
