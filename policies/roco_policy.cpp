@@ -58,6 +58,8 @@ class RocoPolicy : public Policy {
   }
 
   std::string name() const override { return "roco"; }
+  // Scores are per-slot state; compress() reads ages through arrival_order().
+  bool slot_order_free() const override { return true; }
   StatsRequest wants() const override { return ledger_.request(); }
 
   void begin(const SequenceInfo& info) override {
@@ -79,6 +81,15 @@ class RocoPolicy : public Policy {
     std::mt19937_64 rng(info_.seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(layer) * 1000003u + evictions_++);
     torch::Tensor importance = importance_scores(importance_, cache, rng);  // [kvh, n]
     torch::Tensor std_dev = needs_std(scope_) ? attention_std(cache) : torch::Tensor();
+    // The scopes and tie rules below read slots as arrival order (sinks first, the last r, ties to
+    // the older): once slots have moved (kAny) everything is taken into arrival order and the
+    // choice mapped back. Random draws are dealt out in arrival order, as on an ordered cache.
+    torch::Tensor arrival;
+    if (!cache.in_arrival_order()) {
+      arrival = cache.arrival_order().to(torch::kCPU).expand({cache.kv_heads(), n});
+      if (importance_ != Importance::kRandom) importance = importance.gather(1, arrival);
+      if (std_dev.defined()) std_dev = std_dev.gather(1, arrival);
+    }
     if (shared_heads_) {
       importance = importance.mean(0, /*keepdim=*/true);
       if (std_dev.defined()) std_dev = std_dev.mean(0, /*keepdim=*/true);
@@ -98,7 +109,9 @@ class RocoPolicy : public Policy {
           budget - static_cast<int64_t>(std::floor(ratio * static_cast<double>(budget))) - config.sinks;
     }
     torch::Tensor scope = eviction_scope(config, importance.size(0), n, evict, std_dev);
-    cache.keep(keep_all_but_lowest(importance, scope, evict));
+    torch::Tensor kept = keep_all_but_lowest(importance, scope, evict);
+    if (arrival.defined()) kept = arrival.narrow(0, 0, kept.size(0)).gather(1, kept);
+    cache.keep(kept);  // kAny: O(evicted) slots move
   }
 
  private:

@@ -26,7 +26,9 @@ TEST(SlotOrderModel, MovingSlotsChangesNoPrediction) {
   const std::vector<std::pair<std::string, nlohmann::json>> cases{
       {"local", nlohmann::json::object()}, {"local", {{"positions", "cache_slot"}}}, {"streaming_llm", nlohmann::json::object()}, {"streaming_llm", {{"positions", "original"}}},
       {"h2o", nlohmann::json::object()}, {"tova", nlohmann::json::object()},                              {"scissorhands", nlohmann::json::object()}, {"random", nlohmann::json::object()},
-      {"snapkv", {{"window", 4}}}, {"snapkv", {{"window", 4}, {"gqa", "reduce"}}}, {"pyramidkv", {{"window", 4}}}, {"cascade", {{"sinks", 2}}}};
+      {"snapkv", {{"window", 4}}}, {"snapkv", {{"window", 4}, {"gqa", "reduce"}}}, {"pyramidkv", {{"window", 4}}}, {"cascade", {{"sinks", 2}}},
+      {"roco", nlohmann::json::object()}, {"roco", {{"importance", "random"}}}, {"roco", {{"scope", "easykv"}}},
+      {"roco", {{"importance", "aqas"}, {"scope", "window"}, {"sinks", 2}}}, {"roco", {{"importance", "ltas"}, {"shared_heads", true}}}};
   for (const auto& [name, params] : cases) {
     for (int64_t block : {1, 6}) {
       auto p1 = make_policy(name, params), p2 = make_policy(name, params);

@@ -204,7 +204,7 @@ TEST(SlotOrderAny, OrderFreePoliciesKeepWhatTheyKeepInArrivalOrder) {
 }
 
 TEST(SlotOrderAny, OrderDependentPoliciesDoNotOptIn) {
-  for (const char* name : {"adakv", "buzz", "kvec", "roco", "bumblebee"})
+  for (const char* name : {"adakv", "buzz", "kvec", "bumblebee"})
     EXPECT_FALSE(make_policy(name)->slot_order_free()) << name;
 }
 
