@@ -68,8 +68,9 @@ void keep_best(LayerCache& cache, const torch::Tensor& scores_in, int64_t budget
   torch::Tensor scores = scores_in.to(device, torch::kFloat32);
   if (scores.dim() != 2 || scores.size(1) != n || (scores.size(0) != 1 && scores.size(0) != kvh))
     throw std::invalid_argument("keep_best: scores must be [kv_heads, size] or [1, size]");
-  torch::Tensor perm = cache.in_arrival_order() ? torch::Tensor() : cache.arrival_order();
-  bool shared = scores.size(0) == 1 && cache.all_valid() && (!perm.defined() || perm.size(0) == 1);
+  // One arrival order for every head (arrival_order() is then one row).
+  const bool one_order = cache.in_arrival_order() || cache.homogeneous();
+  bool shared = scores.size(0) == 1 && cache.all_valid() && one_order;
   if (shared && protect.defined() && protect.size(0) != 1) {
     // On the CPU check that every head protects the same slots; on a device that is implied by a
     // homogeneous cache (the protections come from positions, equal on every head).
@@ -92,12 +93,12 @@ void keep_best(LayerCache& cache, const torch::Tensor& scores_in, int64_t budget
     cache.evict(lowest_scored_slots(scores, positions, evicting));
     return;
   }
-  if (!perm.defined()) {
+  if (cache.in_arrival_order()) {
     cache.keep(top_k_slots(scores, budget));
     return;
   }
   // Rank in arrival order, so ties still go to the older token, then map back to slots.
-  perm = perm.expand({scores.size(0), n});
+  torch::Tensor perm = cache.arrival_order().expand({scores.size(0), n});
   cache.keep(perm.gather(1, top_k_slots(scores.gather(1, perm), budget)));
 }
 
