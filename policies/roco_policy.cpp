@@ -109,22 +109,17 @@ class RocoPolicy : public Policy {
           budget - static_cast<int64_t>(std::floor(ratio * static_cast<double>(budget))) - config.sinks;
     }
     torch::Tensor scope = eviction_scope(config, importance.size(0), n, evict, std_dev);
-    torch::Tensor kept = keep_all_but_lowest(importance, scope, evict);
-    if (arrival.defined()) kept = arrival.narrow(0, 0, kept.size(0)).gather(1, kept);
-    cache.keep(kept);  // kAny: O(evicted) slots move
+    torch::Tensor doomed = lowest_in_scope(importance, scope, evict);
+    if (arrival.defined()) doomed = arrival.narrow(0, 0, doomed.size(0)).gather(1, doomed);
+    cache.evict(doomed);  // kAny: O(evicted) slots move
   }
 
  private:
-  // Per row, evicts the `evict` in-scope slots of lowest importance (ties: the older slot) and
-  // returns the others in slot order.
-  static torch::Tensor keep_all_but_lowest(const torch::Tensor& importance, const torch::Tensor& scope,
-                                           int64_t evict) {
-    const int64_t rows = importance.size(0), n = importance.size(1);
+  // Per row, the `evict` in-scope slots of lowest importance (ties: the older slot).
+  static torch::Tensor lowest_in_scope(const torch::Tensor& importance, const torch::Tensor& scope, int64_t evict) {
     torch::Tensor masked = importance.masked_fill(scope.logical_not(), std::numeric_limits<double>::infinity());
     torch::Tensor order = std::get<1>(masked.sort(/*stable=*/true, /*dim=*/1, /*descending=*/false));
-    torch::Tensor doomed = torch::zeros({rows, n}, torch::kBool).scatter_(1, order.narrow(1, 0, evict), true);
-    torch::Tensor slots = torch::arange(n, torch::kInt64).expand({rows, n});
-    return slots.masked_select(doomed.logical_not()).reshape({rows, n - evict});
+    return order.narrow(1, 0, evict);
   }
 
   Importance importance_;
