@@ -64,31 +64,28 @@ void PolicyStep(benchmark::State& state, const std::string& name) {
   torch::Tensor k = torch::randn({kKvHeads, 1, kHeadDim}, gen);
   int64_t position = n, i = 0;
   const bool grows = name == "full";
-  // One untimed step, so one-time work (SnapKV's repeat of K/V to the query heads on its first
-  // eviction) is not charged to the steady state.
-  auto untimed_step = [&] {
+  // One decode step; statistics regenerated for a new width (Ada-KV's ragged rows) are not timed.
+  auto step = [&](bool timed) {
     append_model_heads(cache, k, k, torch::tensor({position++}, torch::kInt64));
     AttentionStats& now = stats[i++ % stats.size()];
-    if (now.n_queries > 0 && synthetic_size(now) != cache.size()) now = synthetic_stats(want, cache.size(), gen);
+    if (now.n_queries > 0 && synthetic_size(now) != cache.size()) {
+      if (timed) state.PauseTiming();
+      now = synthetic_stats(want, cache.size(), gen);
+      if (timed) state.ResumeTiming();
+    }
     policy->observe(0, cache, now, Phase::kDecode);
     policy->compress(0, cache, Phase::kDecode);
   };
-  if (!grows) untimed_step();
+  // One untimed step first, so one-time work (SnapKV's repeat of K/V to the query heads on its
+  // first eviction) is not charged to the steady state.
+  if (!grows) step(false);
   for (auto _ : state) {
     if (grows && cache.size() != n) {  // full: keep the size fixed by dropping the oldest (untimed)
       state.PauseTiming();
       cache.keep(torch::arange(cache.size() - n, cache.size(), torch::kInt64).unsqueeze(0));
       state.ResumeTiming();
     }
-    append_model_heads(cache, k, k, torch::tensor({position++}, torch::kInt64));
-    AttentionStats& step = stats[i++ % stats.size()];
-    if (step.n_queries > 0 && synthetic_size(step) != cache.size()) {  // Ada-KV's ragged rows vary in width
-      state.PauseTiming();
-      step = synthetic_stats(want, cache.size(), gen);
-      state.ResumeTiming();
-    }
-    policy->observe(0, cache, step, Phase::kDecode);
-    policy->compress(0, cache, Phase::kDecode);
+    step(true);
   }
   state.counters["cache_len"] = static_cast<double>(cache.max_head_length());
 }
