@@ -235,17 +235,76 @@ void LayerCache::evict(const torch::Tensor& idx_in) {
   move_slots(torch::where(real, holes, pad), torch::where(real, movers, pad));
   size_ = m;
   if (!order.defined()) return;
-  // The arrival order without the evicted slots, the movers renamed to their holes: O(n), no sort
-  // and nothing read back to the host (each survivor's new rank is a running count).
-  const int64_t r = std::max(rows, order.size(0));
-  order = order.expand({r, n});
   torch::Tensor gone = torch::zeros({rows, n}, torch::TensorOptions().dtype(torch::kBool).device(idx.device())).scatter_(1, idx, true);
-  torch::Tensor kept = gone.expand({r, n}).gather(1, order).logical_not();  // in arrival order
-  torch::Tensor rank = torch::where(kept, kept.to(torch::kInt64).cumsum(1) - 1, m);  // column m: a sink for the evicted
+  set_arrival_memo(arrival_after_moves(order, gone, holes, movers, real, m));
+}
+
+void LayerCache::evict(const torch::Tensor& idx_in, const torch::Tensor& counts_in) {
+  check_index(idx_in, "evict");
+  if (counts_in.numel() != kv_heads_)
+    throw std::invalid_argument("LayerCache::evict: ragged eviction needs one count per head");
+  const int64_t n = size_, e = idx_in.size(1), heads = kv_heads_;
+  torch::Tensor counts = counts_in.to(keys_.device(), torch::kInt64).reshape({heads, 1});
+  if (e == 0 || counts.max().item<int64_t>() <= 0) return;
+  if (counts.max().item<int64_t>() > e) throw std::out_of_range("LayerCache::evict: a count exceeds the slots given");
+  torch::Tensor order = current_arrival_memo();  // updated below instead of re-sorted
+  auto opts = long_on(counts);
+  auto bool_opts = torch::TensorOptions().dtype(torch::kBool).device(counts.device());
+  torch::Tensor idx = idx_in.to(counts.device(), torch::kInt64).expand({heads, e});
+  // Entries past a row's count go to a sink column n.
+  torch::Tensor used = torch::arange(e, opts).unsqueeze(0) < counts;
+  torch::Tensor evicted = torch::zeros({heads, n + 1}, bool_opts).scatter_(1, torch::where(used, idx, n), true).narrow(1, 0, n);
+  torch::Tensor gone = ragged_ ? evicted.logical_or(valid_.narrow(1, 0, n).logical_not()) : evicted;
+  torch::Tensor gone_per_head = gone.sum(1);
+  const int64_t m = n - gone_per_head.min().item<int64_t>();  // the longest head's length
+  homogeneous_ = false;
+  if (order_ == SlotOrder::kArrival) {  // every head's remaining slots, in slot order
+    torch::Tensor key = torch::arange(n, opts).expand({heads, n}).masked_fill(gone, n);
+    keep(std::get<1>(key.topk(m, 1, /*largest=*/false, /*sorted=*/true)), n - gone_per_head);
+    return;
+  }
+  // kAny: head h's gone slots below m are its holes, its live slots at or above m its movers (a
+  // head has at least as many holes as movers: it has no more live slots than the longest head).
+  if (!ragged_) valid_.narrow(1, 0, n).fill_(true);
+  ragged_ = true;  // move_slots moves the valid flags with their slots
+  valid_.narrow(1, 0, n).logical_and_(evicted.logical_not());
+  in_arrival_order_ = false;
+  const int64_t w = std::min(n - m, m);
+  if (w > 0) {
+    torch::Tensor hole_key = torch::arange(m, opts).expand({heads, m}).masked_fill(gone.narrow(1, 0, m).logical_not(), n);
+    torch::Tensor mover_key = torch::arange(m, n, opts).expand({heads, n - m}).masked_fill(gone.narrow(1, m, n - m), 2 * n);
+    torch::Tensor holes = std::get<0>(hole_key.topk(w, 1, /*largest=*/false, /*sorted=*/true));
+    torch::Tensor movers = std::get<0>(mover_key.topk(w, 1, /*largest=*/false, /*sorted=*/true));
+    torch::Tensor real = movers < n;
+    torch::Tensor pad = torch::arange(m, m + w, opts).expand({heads, w});  // discarded slots copied onto themselves
+    torch::Tensor dst = torch::where(real, holes, pad), src = torch::where(real, movers, pad);
+    move_slots(dst, src);
+    if (order.defined()) {
+      // Gone from the order: the tokens above m that did not move, and the holes' old tokens.
+      torch::Tensor discarded = torch::zeros({heads, n + 1}, bool_opts);
+      discarded.narrow(1, m, n - m).fill_(true);
+      discarded.scatter_(1, torch::where(real, movers, n), false);
+      discarded.scatter_(1, torch::where(real, holes, n), true);
+      set_arrival_memo(arrival_after_moves(order, discarded.narrow(1, 0, n), dst, src, real, m));
+    }
+  }
+  size_ = m;
+  ragged_ = m > 0 && !valid_.narrow(1, 0, m).all().item<bool>();
+}
+
+// The order's surviving tokens keep their relative order (each one's new rank is a running count)
+// and the movers are renamed to their holes.
+torch::Tensor LayerCache::arrival_after_moves(torch::Tensor order, const torch::Tensor& discarded, const torch::Tensor& dst,
+                                              const torch::Tensor& src, const torch::Tensor& real, int64_t m) const {
+  const int64_t n = discarded.size(1), r = std::max(discarded.size(0), order.size(0)), e = dst.size(1);
+  auto opts = long_on(order);
+  order = order.expand({r, n});
+  torch::Tensor kept = discarded.expand({r, n}).gather(1, order).logical_not();  // in arrival order
+  torch::Tensor rank = torch::where(kept, kept.to(torch::kInt64).cumsum(1) - 1, m);  // column m: a sink for the discarded
   torch::Tensor survivors = torch::empty({r, m + 1}, opts).scatter_(1, rank, order).narrow(1, 0, m);
   torch::Tensor rename = torch::arange(n + 1, opts).expand({r, n + 1}).contiguous();  // slot n: a sink for non-moves
-  rename.scatter_(1, torch::where(real, movers, n).expand({r, e}), torch::where(real, holes, n).expand({r, e}));
-  set_arrival_memo(rename.gather(1, survivors));
+  rename.scatter_(1, torch::where(real, src, n).expand({r, e}), torch::where(real, dst, n).expand({r, e}));
+  return rename.gather(1, survivors);
 }
 
 torch::Tensor LayerCache::state(const std::string& name, std::vector<int64_t> extra_dims, torch::ScalarType dtype) {

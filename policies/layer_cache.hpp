@@ -66,6 +66,12 @@ class LayerCache {
   // Removes, per head, the slots idx[h, :] ([kv_heads, e] or [1, e] int64, distinct per row):
   // keep() of the complement. Under kAny it costs O(e · head_dim) and no pass over the cache.
   void evict(const torch::Tensor& idx);
+  // Ragged eviction (Ada-KV): removes, per head, the slots idx[h, 0..counts[h]) (idx [kv_heads, e],
+  // counts [kv_heads] int64); the rest of a row is ignored. The cache shrinks to its longest head.
+  // Under kAny each head's holes are refilled from its slots above the new size (O(evicted ·
+  // head_dim) moves, one read back to the host for the new size); under kArrival every head keeps
+  // its remaining valid slots in slot order.
+  void evict(const torch::Tensor& idx, const torch::Tensor& counts);
 
   // Per-slot policy state, [kv_heads, size, extra...], zero-initialised on creation and for new
   // slots; moved by keep()/evict() together with the keys.
@@ -86,6 +92,11 @@ class LayerCache {
   // kAny eviction given the [rows, n] mask of evicted slots (e per row).
   void fill_holes(const torch::Tensor& evicted_mask, int64_t e);
   void check_index(const torch::Tensor& idx, const char* what) const;
+  // The remembered arrival order after slots dst[r, i] received src[r, i] where `real` and the
+  // cache shrank to m: `discarded` [rows, n] marks the old slots whose token is gone from the
+  // order (evicted, or overwritten as a hole). O(n), no sort.
+  torch::Tensor arrival_after_moves(torch::Tensor order, const torch::Tensor& discarded, const torch::Tensor& dst,
+                                    const torch::Tensor& src, const torch::Tensor& real, int64_t m) const;
 
   int64_t kv_heads_;
   int64_t head_dim_;
