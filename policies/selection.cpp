@@ -23,14 +23,24 @@ torch::Tensor top_k_slots(const torch::Tensor& scores, int64_t k) {
   return std::get<0>(chosen.sort(-1));
 }
 
-torch::Tensor lowest_scored_slots(const torch::Tensor& scores, const torch::Tensor& positions, int64_t e) {
+torch::Tensor lowest_scored_slots(const torch::Tensor& scores, const torch::Tensor& positions, int64_t e, bool lowest_first) {
   // One int64 key per slot, (score, newest first) in lexicographic order: the float's bits mapped
   // to an order-preserving integer (negative floats reverse their bit order; + 0.0 turns -0.0
   // into +0.0) above 31 bits of reversed position. Exact, so topk needs no tie rule of its own.
   torch::Tensor bits = (scores.to(torch::kFloat32) + 0.0f).contiguous().view(torch::kInt32).to(torch::kInt64);
   torch::Tensor ordered = torch::where(bits.ge(0), bits, bits.neg().sub(int64_t{1} << 31).sub(1));
   torch::Tensor key = ordered.mul(int64_t{1} << 32).add(positions.neg().add((int64_t{1} << 31) - 1));
-  return std::get<1>(key.topk(e, -1, /*largest=*/false, /*sorted=*/false));
+  return std::get<1>(key.topk(e, -1, /*largest=*/false, /*sorted=*/lowest_first));
+}
+
+torch::Tensor top_k_mask(const torch::Tensor& scores, int64_t k) {
+  const int64_t n = scores.size(-1);
+  if (k <= 0) return torch::zeros(scores.sizes(), scores.options().dtype(torch::kBool));
+  if (k >= n) return torch::ones(scores.sizes(), scores.options().dtype(torch::kBool));
+  torch::Tensor kth = std::get<0>(scores.kthvalue(n - k + 1, -1, /*keepdim=*/true));  // the k-th largest
+  torch::Tensor above = scores > kth, ties = scores == kth;
+  torch::Tensor wanted = k - above.sum(-1, /*keepdim=*/true);  // ties still needed, >= 1
+  return above.logical_or(ties.logical_and(ties.cumsum(-1) <= wanted));
 }
 
 void keep_top_with_recent(LayerCache& cache, const torch::Tensor& scores, int64_t budget, int64_t recent) {

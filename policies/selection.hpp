@@ -16,10 +16,17 @@ torch::Tensor mask_invalid(const LayerCache& cache, torch::Tensor scores);
 // the earlier slot, so the choice is deterministic.
 torch::Tensor top_k_slots(const torch::Tensor& scores, int64_t k);
 
-// Indices [rows, e] (unordered) of the e lowest scores per row, ties to the newest slot (largest
-// position), so it evicts exactly what top_k_slots over the arrival order would not keep. scores
-// [rows, n] float, positions [rows, n] int64 in [0, 2^31), distinct per row. O(n), no sort.
-torch::Tensor lowest_scored_slots(const torch::Tensor& scores, const torch::Tensor& positions, int64_t e);
+// Indices [rows, e] of the e lowest scores per row, ties to the newest slot (largest position), so
+// it evicts exactly what top_k_slots over the arrival order would not keep; `lowest_first` sorts
+// each row lowest first (its first e' entries are then the e' lowest). scores [rows, n] float,
+// positions [rows, n] int64 in [0, 2^31), distinct per row. O(n), no sort.
+torch::Tensor lowest_scored_slots(const torch::Tensor& scores, const torch::Tensor& positions, int64_t e,
+                                  bool lowest_first = false);
+
+// [rows, n] bool: the k largest scores of each row, ties to the lower column: the slots
+// top_k_slots returns, as a mask. O(n) per row (a k-th order statistic, then the ties at it by
+// column), any floating dtype, scores not NaN.
+torch::Tensor top_k_mask(const torch::Tensor& scores, int64_t k);
 
 // Keeps `budget` slots per head: the last `recent` slots always, and the top-scoring others.
 // scores is [kv_heads, size] (or [1, size] for the same choice on every head). No-op when
