@@ -9,7 +9,8 @@
 //  2. safeguard: head i gets α·b + (1 − α)·c_i tokens (α = floor_alpha = 0.2 as in the code), so
 //     every head keeps at least α·b;
 //  3. each head keeps its own top-capacity tokens plus the window: heads are ragged
-//     (LayerCache::keep with counts) and the layer's total stays H·B.
+//     (LayerCache::evict with counts: each head evicts its lowest-scored tokens beyond its
+//     capacity; under SlotOrder::kAny that moves O(evicted) slots) and the layer's total stays H·B.
 // The reference takes ⌊α·b⌋ and rounds each head separately (round half to even, as torch.round):
 // c_i·(1 − α) + ⌊α·b⌋, so its total can differ from H·b by a few tokens; that is the default
 // (`reference_rounding: true`); `false` apportions by largest remainder so the total is exactly
@@ -49,6 +50,7 @@ class AdaKvPolicy : public Policy {
 
   std::string name() const override { return "adakv"; }
   StatsRequest wants() const override { return scorer_->wants(); }
+  bool slot_order_free() const override { return scorer_->slot_order_free(); }
   void begin(const SequenceInfo& info) override {
     Policy::begin(info);
     scorer_->begin(info);
@@ -93,26 +95,17 @@ class AdaKvPolicy : public Policy {
     }
     torch::Tensor prefix = window.logical_not();
     if (!cache.all_valid()) prefix = prefix.logical_and(cache.valid().to(torch::kCPU));
-    const float neg = -std::numeric_limits<float>::infinity();
+    const float inf = std::numeric_limits<float>::infinity();
     torch::Tensor scores = scorer_->scores(layer, cache, w).to(torch::kCPU, torch::kFloat32).expand({H, n}).contiguous();
-    scores = scores.masked_fill(prefix.logical_not(), neg);
-    const std::vector<int64_t> capacity = allocate(layer, scores, prefix, b);
-
-    // Per head: its top-capacity prefix tokens and its window, in slot order; padded rows.
-    std::vector<torch::Tensor> rows;
-    std::vector<int64_t> kept(H);
-    int64_t widest = 1;
-    for (int64_t h = 0; h < H; ++h) {
-      torch::Tensor chosen = top_k_slots(scores[h].unsqueeze(0), capacity[h]).squeeze(0);
-      torch::Tensor win = window[h].nonzero().reshape({-1});
-      torch::Tensor row = std::get<0>(torch::cat({chosen, win}).sort());
-      rows.push_back(row);
-      kept[h] = row.numel();
-      widest = std::max<int64_t>(widest, kept[h]);
-    }
-    torch::Tensor idx = torch::zeros({H, widest}, torch::kInt64);
-    for (int64_t h = 0; h < H; ++h) idx[h].narrow(0, 0, kept[h]).copy_(rows[h]);
-    cache.keep(idx, torch::tensor(kept, torch::kInt64));
+    const torch::Tensor available = prefix.sum(1);
+    const torch::Tensor surplus = available - allocate(layer, scores, prefix, available, b);
+    // Each head evicts its lowest-scored prefix tokens beyond its capacity (ties: the newest first,
+    // so it keeps what its top-capacity in arrival order keeps); the window is never evicted.
+    const int64_t most = surplus.max().item<int64_t>();
+    if (most <= 0) return;
+    torch::Tensor victims = lowest_scored_slots(scores.masked_fill(prefix.logical_not(), inf), cache.positions().to(torch::kCPU),
+                                                most, /*lowest_first=*/true);
+    cache.evict(victims, surplus);
   }
 
  private:
@@ -121,29 +114,29 @@ class AdaKvPolicy : public Policy {
     return base_[layer];
   }
 
-  // Per-head capacities (outside the window) for this layer.
-  std::vector<int64_t> allocate(int64_t layer, torch::Tensor scores, const torch::Tensor& prefix, int64_t b) const {
+  // Per-head capacities [H] int64 (outside the window) for this layer; `prefix` marks the tokens
+  // outside the window, `available` counts them per head.
+  torch::Tensor allocate(int64_t layer, torch::Tensor scores, const torch::Tensor& prefix, const torch::Tensor& available,
+                         int64_t b) const {
     const int64_t H = scores.size(0), n = scores.size(1);
-    std::vector<int64_t> available(H);
-    for (int64_t h = 0; h < H; ++h) available[h] = prefix[h].sum().item<int64_t>();
     std::vector<int64_t> capacity(H, b);
     if (layer >= skip_layers_) {
       if (normalize_) {
         // The code's `normalize`: scale each head by the share of its mass held by its own top-b.
-        torch::Tensor finite = scores.clamp_min(0);
+        torch::Tensor finite = scores.masked_fill(prefix.logical_not(), 0).clamp_min(0);
         torch::Tensor top = std::get<0>(finite.topk(std::min<int64_t>(b, n), 1)).sum(1, true);
         scores = scores * (top / finite.sum(1, true).clamp_min(1e-30));
       }
-      // Top H·b over all heads' scores; c_i = the number that fall in head i (stable: ties go to
-      // the lower head, then the earlier slot).
-      const int64_t total_valid = prefix.sum().item<int64_t>();
-      const int64_t k = std::min<int64_t>(H * b, total_valid);
-      torch::Tensor order = std::get<1>(scores.reshape({-1}).to(torch::kFloat64).sort(/*stable=*/true, 0, /*descending=*/true));
-      torch::Tensor head_of = order.narrow(0, 0, k).div(n, "floor");
-      torch::Tensor c = torch::bincount(head_of, {}, H);
+      // Top H·b over all heads' scores; c_i = the number that fall in head i (ties go to the lower
+      // head: a stable sort of the heads' rows one after another). Only the counts matter, so an
+      // order statistic replaces the sort.
+      const int64_t k = std::min<int64_t>(H * b, available.sum().item<int64_t>());
+      scores = scores.masked_fill(prefix.logical_not(), -std::numeric_limits<float>::infinity());
+      const torch::Tensor c = top_k_mask(scores.reshape({1, H * n}), k).reshape({H, n}).sum(1);
+      const auto counts = c.accessor<int64_t, 1>();
       std::vector<double> ideal(H);
       for (int64_t h = 0; h < H; ++h) {
-        const double ch = static_cast<double>(c[h].item<int64_t>());
+        const double ch = static_cast<double>(counts[h]);
         if (reference_rounding_)
           // In float32 as the reference (an int tensor times a Python float), rounded half to even.
           capacity[h] = static_cast<int64_t>(std::nearbyint(static_cast<float>(ch) * static_cast<float>(1 - alpha_) +
@@ -153,8 +146,7 @@ class AdaKvPolicy : public Policy {
       }
       if (!reference_rounding_) capacity = apportion(ideal, H * b);
     }
-    for (int64_t h = 0; h < H; ++h) capacity[h] = std::clamp<int64_t>(capacity[h], 0, available[h]);
-    return capacity;
+    return torch::tensor(capacity, torch::kInt64).clamp_min(0).minimum(available);
   }
 
   std::unique_ptr<SlotScorer> scorer_;

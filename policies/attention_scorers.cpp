@@ -101,6 +101,14 @@ class WindowAttentionScorer : public SlotScorer {
       throw std::invalid_argument("snapkv: pooling must be max, avg or none");
   }
   std::string name() const override { return "snapkv"; }
+  // A ragged head's holes sit anywhere in a kAny cache, and between its old tokens and the ones
+  // appended since on an arrival-ordered cache: pooling must not see them as neighbours. Valid
+  // slots first, in arrival order, then the holes (a stable partition in O(n), no sort).
+  static torch::Tensor valid_first(const torch::Tensor& perm, const torch::Tensor& valid) {
+    torch::Tensor ok = valid.gather(1, perm).to(torch::kInt64);
+    torch::Tensor rank = torch::where(ok.to(torch::kBool), ok.cumsum(1) - 1, ok.sum(1, true) + (1 - ok).cumsum(1) - 1);
+    return torch::empty_like(perm).scatter_(1, rank, perm);
+  }
   // Pooling reads neighbouring tokens, which scores() finds by arrival order, not by slot.
   bool slot_order_free() const override { return true; }
   StatsRequest wants() const override {
@@ -123,9 +131,12 @@ class WindowAttentionScorer : public SlotScorer {
     torch::Tensor outside = newest_valid(cache, recent).logical_not().to(torch::kCPU);
     if (!cache.all_valid()) outside = outside.logical_and(cache.valid().to(torch::kCPU));
     torch::Tensor masked = s * outside.to(torch::kFloat32);
-    if (cache.in_arrival_order()) return pool_scores(masked, pooling_, kernel_);
-    // Slots have moved (SlotOrder::kAny): pool over the tokens' arrival order, put the scores back.
+    if (cache.in_arrival_order() && cache.all_valid()) return pool_scores(masked, pooling_, kernel_);
+    // Slots have moved (SlotOrder::kAny), or a ragged head has holes (Ada-KV): pool over each
+    // head's valid tokens in arrival order, as the reference's packed per-head cache holds them,
+    // and put the scores back.
     torch::Tensor perm = cache.arrival_order().to(torch::kCPU).expand(masked.sizes());
+    if (!cache.all_valid()) perm = valid_first(perm, cache.valid().to(torch::kCPU));
     torch::Tensor pooled = pool_scores(masked.gather(1, perm), pooling_, kernel_);
     return torch::empty_like(pooled).scatter_(1, perm, pooled);
   }
