@@ -56,6 +56,7 @@ class KvecPolicy : public Policy {
   }
 
   std::string name() const override { return "kvec"; }
+  bool slot_order_free() const override { return true; }
   StatsRequest wants() const override {
     StatsRequest r;
     r.window = std::max(window_, wide_window_);
@@ -73,40 +74,52 @@ class KvecPolicy : public Policy {
     // prompt): a new forward starts at layer 0 with nothing covered, so that decode-time or
     // streamed compressions do not pile counts up past the number of layers (coverage > 1).
     if (layer == 0) layer_counts_.zero_();
-    rows_ = stats.window_rows.defined() ? stats.window_rows.to(torch::kCPU, torch::kFloat64) : torch::Tensor();
+    rows_ = stats.window_rows.defined() ? stats.window_rows.to(torch::kCPU) : torch::Tensor();
+    // Kept as they come (float32 on the CPU path; half types widened exactly): the means are float64.
+    if (rows_.defined() && rows_.scalar_type() != torch::kFloat64) rows_ = rows_.to(torch::kFloat32);
   }
 
-  void compress(int64_t layer, LayerCache& cache, Phase phase) override {
+  // Every score below is indexed by each head's tokens in arrival order (j = its j-th oldest
+  // token), so pooling and "the window" read neighbours in time; under SlotOrder::kAny `perm`
+  // maps those indices to slots, and only the evicted slots move.
+  void compress(int64_t layer, LayerCache& cache, Phase) override {
     const int64_t n = cache.size(), budget = info_.budget;
     if (n <= budget || !rows_.defined()) return;
     const int64_t w = std::min<int64_t>({rows_.size(1), window_, n}), prefix = n - w;
     const int64_t keep_others = std::max<int64_t>(0, budget - w);
-    if (keep_others == 0 || prefix <= 0) {
-      cache.keep(torch::arange(n - std::min(budget, n), n, torch::kInt64).unsqueeze(0));
+    if (keep_others == 0 || prefix <= 0) {  // the newest `budget` tokens
+      const int64_t kept = std::min(budget, n);
+      cache.keep(cache.arrival_order().to(torch::kCPU).narrow(1, n - kept, kept));
       return;
     }
     if (gqa_ == GqaMode::kRepeat) repeat_to_query_heads(cache, info_);
-    torch::Tensor P_all = window_mean(window_);        // [H, n]
-    torch::Tensor P = P_all.narrow(-1, 0, prefix);     // [H, prefix]
+    const int64_t kvh = cache.kv_heads(), heads = rows_.size(0);
+    torch::Tensor perm;  // [kvh, n] arrival index → slot; undefined while slots are in arrival order
+    if (!cache.in_arrival_order()) perm = cache.arrival_order().to(torch::kCPU).expand({kvh, n});
+    // Query head q reads the slots of stored head q / (heads / kvh).
+    torch::Tensor query_perm = perm.defined() ? perm.repeat_interleave(std::max<int64_t>(heads / kvh, 1), 0) : perm;
+    torch::Tensor P_all = in_arrival(window_mean(window_), query_perm);  // [H, n]
+    torch::Tensor P = P_all.narrow(-1, 0, prefix);                       // [H, prefix]
     if (head_coverage_ && delta_ > 0) {
-      torch::Tensor wide = window_mean(wide_window_).narrow(-1, 0, prefix);
       const torch::Tensor& over = std_over_all_ ? P_all : P;
       torch::Tensor focus = criterion_ == "std" ? over.std(1) : entropy(over);
       // Lowest std = least focused; highest entropy = least focused.
       torch::Tensor order = std::get<1>(focus.sort(/*stable=*/true, 0, /*descending=*/criterion_ == "entropy"));
       for (int64_t i = 0; i < std::min<int64_t>(delta_, P.size(0)); ++i) {
         const int64_t h = order[i].item<int64_t>();
-        P[h] = wide[h];
+        torch::Tensor head_perm = query_perm.defined() ? query_perm.narrow(0, h, 1) : query_perm;
+        P[h] = in_arrival(window_mean(wide_window_, h), head_perm)[0].narrow(-1, 0, prefix);
       }
     }
     P = pool(P);
-    torch::Tensor Pkv = reduce_to_kv_heads(P, cache.kv_heads(), reduce_);  // [kvh, prefix]
+    torch::Tensor Pkv = reduce_to_kv_heads(P, kvh, reduce_);  // [kvh, prefix]
     torch::Tensor adjusted = Pkv.clone();
-    torch::Tensor positions = cache.positions().to(torch::kCPU).narrow(1, 0, prefix);
+    torch::Tensor positions = in_arrival(cache.positions().to(torch::kCPU), perm).narrow(1, 0, prefix);
     if (layer_coverage_) {
       // eq. 13: window mean over the last O queries of the max over heads.
-      torch::Tensor rows = rows_.narrow(1, rows_.size(1) - w, w).narrow(-1, 0, prefix);  // [H, w, prefix]
-      torch::Tensor importance = std::get<0>(rows.max(0)).mean(0);                       // [prefix]
+      torch::Tensor rows = rows_.narrow(1, rows_.size(1) - w, w);  // [H, w, n]
+      if (query_perm.defined()) rows = rows.gather(2, query_perm.unsqueeze(1).expand(rows.sizes()));
+      torch::Tensor importance = std::get<0>(rows.narrow(-1, 0, prefix).max(0)).to(torch::kFloat64).mean(0);  // [prefix]
       grow_counts(positions.max().item<int64_t>() + 1);
       torch::Tensor counts = layer_counts_.index_select(0, positions.reshape({-1})).reshape(positions.sizes());
       torch::Tensor coverage = counts / static_cast<double>(layer + 1);  // [kvh, prefix]
@@ -115,23 +128,30 @@ class KvecPolicy : public Policy {
     }
     const int64_t forced = std::min<int64_t>(keep_others, static_cast<int64_t>(std::floor(beta_ * budget)));
     if (forced > 0) {
-      torch::Tensor top = top_k_slots(Pkv, forced);
       // eq. 16 writes 1.0, which protects them only while every P' ≤ 1; the text's intent ("ensure
       // they are not evicted") is kept by default by ranking them above every other score.
       const double forced_score = literal_one_ ? 1.0 : adjusted.max().item<double>() + 1.0;
-      adjusted.scatter_(1, top, forced_score);
+      adjusted.masked_fill_(top_k_mask(Pkv, forced), forced_score);
     }
-    torch::Tensor chosen = top_k_slots(adjusted, keep_others);
-    record_coverage(positions.gather(1, chosen));
-    torch::Tensor tail = torch::arange(prefix, n, torch::kInt64).unsqueeze(0).expand({cache.kv_heads(), w});
-    cache.keep(torch::cat({chosen, tail}, 1));
+    torch::Tensor chosen = top_k_mask(adjusted, keep_others);  // ties: the older token
+    record_coverage(positions.masked_select(chosen));
+    // The prefix tokens not chosen (the same number on every head) leave; the window stays.
+    torch::Tensor evicted = chosen.logical_not().nonzero().select(1, 1).reshape({kvh, prefix - keep_others});
+    cache.evict(perm.defined() ? perm.gather(1, evicted) : evicted);
   }
 
  private:
-  // Mean of the last `o` window rows: [H, n].
-  torch::Tensor window_mean(int64_t o) const {
+  // Mean of the last `o` window rows, [H, n] float64 (head >= 0: that head's row only, [1, n]).
+  torch::Tensor window_mean(int64_t o, int64_t head = -1) const {
     const int64_t rows = std::min<int64_t>(o, rows_.size(1));
-    return rows_.narrow(1, rows_.size(1) - rows, rows).mean(1);
+    torch::Tensor r = rows_.narrow(1, rows_.size(1) - rows, rows);
+    if (head >= 0) r = r.narrow(0, head, 1);
+    return r.to(torch::kFloat64).mean(1);
+  }
+
+  // Per-slot values [rows, n] taken into arrival order (as they are while slots are in arrival order).
+  static torch::Tensor in_arrival(const torch::Tensor& by_slot, const torch::Tensor& perm) {
+    return perm.defined() ? by_slot.gather(1, perm) : by_slot;
   }
 
   static bool parse_std_over(const std::string& v) {
@@ -178,7 +198,7 @@ class KvecPolicy : public Policy {
   GqaMode gqa_;
   bool std_over_all_;  // eq. 10's σ over all T tokens (true) or the tokens outside the window
   torch::Tensor layer_counts_;  // n_t per original position
-  torch::Tensor rows_;          // this layer's window rows [H, w, n]
+  torch::Tensor rows_;          // this layer's window rows [H, w, n], in slot order
 };
 
 const PolicyRegistration registration({
