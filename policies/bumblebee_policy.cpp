@@ -6,8 +6,9 @@
 //    paper used on LongBench (App. D) selectable;
 //  - online (Alg. 2), for streamed blocks and decoding: every token leaving the window joins the
 //    summary, and while the summary is over budget the element of least conditional gain
-//    g(k_i | S' \ k_i) is discarded. The ReLU-cosine similarity matrix of the summary is cached
-//    per layer and head and gathered with the cache, so a step costs O(τ·d + τ²) (App. E).
+//    g(k_i | S' \ k_i) is discarded. The ReLU-cosine similarities are kept by token id and every
+//    member's nearest other member is remembered (policies/online_summary.hpp), so a step costs
+//    O(τ·d) (App. E states O(τ·d + τ²) for recomputing the gains).
 // Accumulated attention a_i (Alg. 2 line 5) is per-slot state "acc", the sum over every query
 // that attended the slot. The paper does not publish code; the split of the budget between the
 // local window and the summary (`local_ratio`) is ours, 0.5 by default as the H2+Local baseline.
@@ -17,6 +18,7 @@
 #include <numeric>
 
 #include "policies/head_reduce.hpp"
+#include "policies/online_summary.hpp"
 #include "policies/registry.hpp"
 #include "policies/selection.hpp"
 #include "policies/submodular.hpp"
@@ -43,6 +45,8 @@ class BumbleBeePolicy : public Policy {
   }
 
   std::string name() const override { return "bumblebee"; }
+  // The window and the tie rules read arrival order; the summary's state travels with the slots.
+  bool slot_order_free() const override { return true; }
   StatsRequest wants() const override {
     StatsRequest r;
     r.column_sums = true;
@@ -51,7 +55,7 @@ class BumbleBeePolicy : public Policy {
 
   void begin(const SequenceInfo& info) override {
     Policy::begin(info);
-    sim_.clear();
+    online_.clear();
   }
 
   void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase) override {
@@ -66,100 +70,41 @@ class BumbleBeePolicy : public Policy {
     const int64_t window = std::min<int64_t>(budget - 1, static_cast<int64_t>(std::floor(local_ratio_ * budget)));
     const int64_t summary_budget = budget - window;
     const bool offline = mode_ == "offline" || (mode_ == "auto" && phase == Phase::kPrefill);
-    torch::Tensor keep = offline ? summarize_offline(layer, cache, window, summary_budget)
-                                 : summarize_online(layer, cache, window, summary_budget);
-    cache.keep(keep);
-    if (!offline) gather_similarity(layer, keep);
-    else sim_.erase(layer);  // rebuilt lazily from the kept keys at the next online step
+    if (offline) {
+      cache.keep(summarize_offline(layer, cache, window, summary_budget));
+      online_.erase(layer);  // rebuilt from the kept keys at the next online step
+      return;
+    }
+    OnlineSummary& summary = online_.try_emplace(layer, lambda_, phi_).first->second;
+    cache.evict(summary.discard(cache, cache.state("acc"), window, summary_budget));
   }
 
  private:
-  // Alg. 1 per head: candidates are the slots outside the window; the ground set is the whole prompt.
+  // Alg. 1 per head: candidates are the tokens outside the window; the ground set is the whole
+  // prompt. Computed over the tokens in arrival order (greedy's ties go to the older token), the
+  // chosen ones mapped back to their slots.
   torch::Tensor summarize_offline(int64_t layer, LayerCache& cache, int64_t window, int64_t k) {
-    const int64_t n = cache.size(), older = n - window;
+    const int64_t n = cache.size(), older = n - window, kvh = cache.kv_heads();
     torch::Tensor keys = cache.keys().to(torch::kCPU, torch::kFloat64);
     torch::Tensor acc = cache.state("acc").to(torch::kCPU, torch::kFloat64);
+    torch::Tensor perm;  // arrival index → slot, while slots have moved
+    if (!cache.in_arrival_order()) {
+      perm = cache.arrival_order().to(torch::kCPU).expand({kvh, n}).contiguous();
+      keys = keys.gather(1, perm.unsqueeze(-1).expand(keys.sizes()));
+      acc = acc.gather(1, perm);
+    }
     std::vector<int64_t> candidates(older);
     std::iota(candidates.begin(), candidates.end(), 0);
     std::vector<torch::Tensor> rows;
-    for (int64_t h = 0; h < cache.kv_heads(); ++h) {
+    for (int64_t h = 0; h < kvh; ++h) {
       sm::Mixture g(sm::relu_cosine_similarity(keys[h]), acc[h], lambda_, phi_);
       std::vector<int64_t> chosen = sm::maximize(g, candidates, k, greedy_, epsilon_, info_.seed * 1315423911u + layer * 64 + h);
       std::sort(chosen.begin(), chosen.end());
       for (int64_t j = older; j < n; ++j) chosen.push_back(j);
       rows.push_back(torch::tensor(chosen, torch::kInt64));
     }
-    return torch::stack(rows);
-  }
-
-  // Alg. 2 per head: the summary S' = slots outside the window (the old summary plus the tokens
-  // that just left the window); discard the least conditional gain one at a time.
-  torch::Tensor summarize_online(int64_t layer, LayerCache& cache, int64_t window, int64_t k) {
-    const int64_t n = cache.size(), older = n - window;
-    torch::Tensor sim = similarity(layer, cache);  // [kvh, n, n]
-    torch::Tensor acc = cache.state("acc").to(torch::kCPU, torch::kFloat64);
-    std::vector<torch::Tensor> rows;
-    for (int64_t h = 0; h < cache.kv_heads(); ++h) {
-      torch::Tensor sim_h = sim[h].contiguous(), acc_h = acc[h].contiguous();
-      auto s = sim_h.accessor<double, 2>();
-      auto a = acc_h.accessor<double, 1>();
-      std::vector<int64_t> summary(older);
-      std::iota(summary.begin(), summary.end(), 0);
-      while (static_cast<int64_t>(summary.size()) > k) {
-        const size_t m = summary.size();
-        double total = 0;
-        for (int64_t i : summary) total += std::max(0.0, a[i]);
-        const double c_norm = std::max(phi_(total), 1e-300);
-        size_t worst = 0;
-        double worst_gain = std::numeric_limits<double>::infinity();
-        for (size_t p = 0; p < m; ++p) {
-          const int64_t i = summary[p];
-          // Ground set = S': f_FL(S') − f_FL(S' \ i) = sim(i,i) − max_{j≠i} sim(i,j), over |S'|.
-          double nearest = 0;
-          for (int64_t j : summary)
-            if (j != i) nearest = std::max(nearest, s[i][j]);
-          const double fl_gain = (s[i][i] - nearest) / static_cast<double>(m);
-          const double c_gain = (phi_(total) - phi_(total - std::max(0.0, a[i]))) / c_norm;
-          const double gain = lambda_ * fl_gain + (1 - lambda_) * c_gain;
-          // Ties: discard the older element, keeping the newest information.
-          if (gain < worst_gain) worst_gain = gain, worst = p;
-        }
-        summary.erase(summary.begin() + static_cast<std::ptrdiff_t>(worst));
-      }
-      for (int64_t j = older; j < n; ++j) summary.push_back(j);
-      rows.push_back(torch::tensor(summary, torch::kInt64));
-    }
-    return torch::stack(rows);
-  }
-
-  // The cached similarity matrix, extended with the rows/columns of slots appended since.
-  torch::Tensor similarity(int64_t layer, const LayerCache& cache) {
-    const int64_t n = cache.size();
-    torch::Tensor keys = cache.keys().to(torch::kCPU, torch::kFloat64);
-    torch::Tensor unit = keys / keys.norm(2, -1, true).clamp_min(1e-12);
-    auto it = sim_.find(layer);
-    if (it == sim_.end() || it->second.size(1) > n) {
-      it = sim_.insert_or_assign(layer, torch::relu(torch::matmul(unit, unit.transpose(1, 2)))).first;
-      return it->second;
-    }
-    torch::Tensor& cached = it->second;
-    const int64_t old = cached.size(1);
-    if (old == n) return cached;
-    torch::Tensor fresh = torch::relu(torch::matmul(unit, unit.narrow(1, old, n - old).transpose(1, 2)));  // [kvh, n, new]
-    torch::Tensor grown = torch::zeros({cache.kv_heads(), n, n}, torch::kFloat64);
-    grown.narrow(1, 0, old).narrow(2, 0, old).copy_(cached);
-    grown.narrow(2, old, n - old).copy_(fresh);
-    grown.narrow(1, old, n - old).copy_(fresh.transpose(1, 2));
-    cached = grown;
-    return cached;
-  }
-
-  void gather_similarity(int64_t layer, const torch::Tensor& keep) {
-    auto it = sim_.find(layer);
-    if (it == sim_.end()) return;
-    const int64_t kvh = keep.size(0), m = keep.size(1);
-    torch::Tensor rows = it->second.gather(1, keep.unsqueeze(-1).expand({kvh, m, it->second.size(2)}));
-    it->second = rows.gather(2, keep.unsqueeze(1).expand({kvh, m, m})).contiguous();
+    torch::Tensor kept = torch::stack(rows);
+    return perm.defined() ? perm.gather(1, kept) : kept;
   }
 
   double lambda_;
@@ -169,7 +114,7 @@ class BumbleBeePolicy : public Policy {
   double epsilon_;
   double local_ratio_;
   HeadReduce reduce_;
-  std::map<int64_t, torch::Tensor> sim_;  // per layer: [kv_heads, n, n] ReLU-cosine of cached keys
+  std::map<int64_t, OnlineSummary> online_;  // per layer: Alg. 2's summary, kept across steps
 };
 
 const PolicyRegistration registration({
