@@ -4,6 +4,10 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <set>
 
 #include "policies/registry.hpp"
 #include "policies/submodular.hpp"
@@ -138,6 +142,103 @@ TEST(BumbleBee, OfflinePrefillKeepsWindowAndBudget) {
   // local_ratio 0.5: the last 4 slots are the window.
   for (int h = 0; h < 2; ++h)
     for (int j = 0; j < 4; ++j) EXPECT_EQ(cache.positions()[h][4 + j].item<int64_t>(), 26 + j);
+}
+
+// Alg. 2 recomputed from scratch at every step (every similarity, every member's nearest
+// neighbour), on an arrival-ordered cache: what the incremental summary must reproduce.
+void discard_from_scratch(LayerCache& cache, double lambda, const sm::Concave& phi, int64_t window, int64_t k) {
+  const int64_t n = cache.size(), older = n - window;
+  torch::Tensor keys = cache.keys().to(torch::kFloat64), acc = cache.state("acc").to(torch::kFloat64);
+  std::vector<torch::Tensor> rows;
+  for (int64_t h = 0; h < cache.kv_heads(); ++h) {
+    torch::Tensor sim = sm::relu_cosine_similarity(keys[h]);
+    torch::Tensor weights = acc[h].contiguous();
+    auto s = sim.accessor<double, 2>();
+    auto a = weights.accessor<double, 1>();
+    std::vector<int64_t> summary(older);
+    std::iota(summary.begin(), summary.end(), 0);
+    while (static_cast<int64_t>(summary.size()) > k) {
+      double total = 0;
+      for (int64_t i : summary) total += std::max(0.0, a[i]);
+      size_t worst = 0;
+      double worst_gain = std::numeric_limits<double>::infinity();
+      for (size_t p = 0; p < summary.size(); ++p) {
+        const int64_t i = summary[p];
+        double nearest = 0;
+        for (int64_t j : summary)
+          if (j != i) nearest = std::max(nearest, s[i][j]);
+        const double gain = lambda * (s[i][i] - nearest) / static_cast<double>(summary.size()) +
+                            (1 - lambda) * (phi(total) - phi(total - std::max(0.0, a[i]))) / std::max(phi(total), 1e-300);
+        if (gain < worst_gain) worst_gain = gain, worst = p;
+      }
+      summary.erase(summary.begin() + static_cast<std::ptrdiff_t>(worst));
+    }
+    for (int64_t j = older; j < n; ++j) summary.push_back(j);
+    rows.push_back(torch::tensor(summary, torch::kInt64));
+  }
+  cache.keep(torch::stack(rows));
+}
+
+std::set<int64_t> kept_by(const LayerCache& cache, int64_t h) {
+  std::set<int64_t> out;
+  for (int64_t j = 0; j < cache.size(); ++j) out.insert(cache.positions()[h][j].item<int64_t>());
+  return out;
+}
+
+// The incremental online summary (similarities by token id, remembered nearest members, a kAny
+// cache whose slots move) discards exactly what recomputing Alg. 2 from scratch discards, step
+// after step, with appends of 1–3 tokens. Keys are ±1 on one or four of eight coordinates, so
+// every similarity is exact in any summation order and ties (duplicate keys, equal attention) are
+// everywhere: the tie rule (discard the older) is exercised, not avoided.
+TEST(BumbleBee, OnlineStepsEqualRecomputingEveryGainFromScratch) {
+  for (const double lambda : {0.3, 1.0}) {
+    const int64_t kv_heads = 2, dim = 8, budget = 10;
+    const double local_ratio = 0.3;
+    const int64_t window = static_cast<int64_t>(std::floor(local_ratio * budget)), k = budget - window;
+    auto policy = make_policy("bumblebee", {{"local_ratio", local_ratio}, {"mode", "online"}, {"lambda", lambda}});
+    ASSERT_TRUE(policy->slot_order_free());
+    SequenceInfo info;
+    info.n_layers = 1; info.n_heads = kv_heads; info.n_kv_heads = kv_heads; info.head_dim = dim; info.budget = budget;
+    policy->begin(info);
+    LayerCache reference(kv_heads, dim, torch::kFloat32), any(kv_heads, dim, torch::kFloat32);
+    any.set_slot_order(SlotOrder::kAny);
+    std::mt19937 rng(17);
+    auto random_key = [&] {
+      std::vector<float> key(dim, 0.0f);
+      const int nonzero = rng() % 2 ? 1 : 4;
+      for (int c = 0; c < nonzero; ++c) key[(rng() % 2 + 2 * c) % dim] = rng() % 3 ? 1.0f : -1.0f;
+      return key;
+    };
+    int64_t next = 0;
+    for (int step = 0; step < 60; ++step) {
+      const int64_t t = step == 0 ? budget + 2 : 1 + static_cast<int64_t>(rng() % 3);
+      std::vector<float> k_data;
+      for (int64_t h = 0; h < kv_heads; ++h)
+        for (int64_t j = 0; j < t; ++j) {
+          std::vector<float> key = random_key();
+          k_data.insert(k_data.end(), key.begin(), key.end());
+        }
+      torch::Tensor keys = torch::tensor(k_data).reshape({kv_heads, t, dim});
+      torch::Tensor pos = torch::arange(next, next + t, torch::kInt64);
+      reference.append(keys, keys, pos);
+      any.append(keys, keys, pos);
+      next += t;
+      // Attention in eighths by position: exact sums, many equal weights.
+      torch::Tensor by_position = torch::randint(0, 4, {kv_heads, next}, torch::kInt64).to(torch::kFloat32) / 8;
+      for (LayerCache* cache : {&reference, &any}) {
+        torch::Tensor acc = cache->state("acc");
+        acc += by_position.gather(1, cache->positions());
+      }
+      if (reference.size() > budget) discard_from_scratch(reference, lambda, sm::Concave{}, window, k);
+      AttentionStats none;
+      none.column_sums = torch::zeros({kv_heads, any.size()});
+      policy->observe(0, any, none, Phase::kDecode);
+      policy->compress(0, any, Phase::kDecode);
+      ASSERT_EQ(reference.size(), any.size()) << "step " << step;
+      for (int64_t h = 0; h < kv_heads; ++h) ASSERT_EQ(kept_by(reference, h), kept_by(any, h)) << "lambda " << lambda << " step " << step << " head " << h;
+    }
+    EXPECT_FALSE(any.in_arrival_order());
+  }
 }
 
 }  // namespace

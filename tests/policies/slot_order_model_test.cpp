@@ -12,9 +12,10 @@ namespace kvbench::policies {
 namespace {
 
 std::set<int64_t> kept_positions(const LayerCache& cache, int64_t head) {
-  torch::Tensor pos = cache.positions()[head];
+  torch::Tensor pos = cache.positions()[head], valid = cache.valid();  // valid: ragged (Ada-KV) heads
   std::set<int64_t> out;
-  for (int64_t j = 0; j < cache.size(); ++j) out.insert(pos[j].item<int64_t>());
+  for (int64_t j = 0; j < cache.size(); ++j)
+    if (!valid.defined() || valid[head][j].item<bool>()) out.insert(pos[j].item<int64_t>());
   return out;
 }
 
@@ -28,7 +29,9 @@ TEST(SlotOrderModel, MovingSlotsChangesNoPrediction) {
       {"h2o", nlohmann::json::object()}, {"tova", nlohmann::json::object()},                              {"scissorhands", nlohmann::json::object()}, {"random", nlohmann::json::object()},
       {"snapkv", {{"window", 4}}}, {"snapkv", {{"window", 4}, {"gqa", "reduce"}}}, {"pyramidkv", {{"window", 4}}}, {"cascade", {{"sinks", 2}}},
       {"roco", nlohmann::json::object()}, {"roco", {{"importance", "random"}}}, {"roco", {{"scope", "easykv"}}},
-      {"roco", {{"importance", "aqas"}, {"scope", "window"}, {"sinks", 2}}}, {"roco", {{"importance", "ltas"}, {"shared_heads", true}}}};
+      {"roco", {{"importance", "aqas"}, {"scope", "window"}, {"sinks", 2}}}, {"roco", {{"importance", "ltas"}, {"shared_heads", true}}},
+      {"adakv", {{"window", 4}}}, {"adakv", {{"window", 4}, {"gqa", "reduce"}, {"scorer", "h2o"}}}, {"kvec", {{"window", 4}, {"wide_window", 8}}},
+      {"kvec", {{"window", 4}, {"wide_window", 8}, {"gqa", "reduce"}}}, {"bumblebee", nlohmann::json::object()}};
   for (const auto& [name, params] : cases) {
     for (int64_t block : {1, 6}) {
       auto p1 = make_policy(name, params), p2 = make_policy(name, params);

@@ -138,9 +138,74 @@ TEST(SlotOrderAny, SlotAgesMirrorsTheArrivalOrderWithoutReadingPositions) {
   EXPECT_FALSE(cache.in_arrival_order());
 }
 
+// Ragged eviction (Ada-KV's, a different count per head) on a kAny cache keeps, per head, the same
+// tokens as on an arrival-ordered one, shrinks to the same longest head, keeps keys with their
+// positions, and keeps the remembered arrival order equal to a sort of the positions.
+TEST(SlotOrderAny, RaggedEvictionKeepsWhatArrivalOrderKeeps) {
+  const int64_t heads = 3;
+  LayerCache ordered = any_order_cache(heads, 24), any = any_order_cache(heads, 24);
+  ordered.set_slot_order(SlotOrder::kArrival);
+  std::mt19937 rng(5);
+  int64_t next = 24;
+  // Slots of head h holding `positions` (valid ones only).
+  auto slots_of = [](const LayerCache& c, int64_t h, const std::vector<int64_t>& positions) {
+    std::vector<int64_t> out;
+    torch::Tensor pos = c.positions()[h], valid = c.valid();
+    for (int64_t p : positions)
+      for (int64_t j = 0; j < c.size(); ++j)
+        if (pos[j].item<int64_t>() == p && (!valid.defined() || valid[h][j].item<bool>())) out.push_back(j);
+    return out;
+  };
+  bool moved_ragged = false;
+  for (int step = 0; step < 60; ++step) {
+    any.arrival_order();  // the memo the eviction must keep current
+    std::vector<int64_t> counts(heads);
+    std::vector<std::vector<int64_t>> doomed(heads);
+    int64_t widest = 1;
+    for (int64_t h = 0; h < heads; ++h) {
+      const std::set<int64_t> held = kept(ordered, h);
+      std::vector<int64_t> live(held.begin(), held.end());
+      std::shuffle(live.begin(), live.end(), rng);
+      // Head 0 evicts nothing every fifth step (its capacity grew); the others 0–3 tokens.
+      counts[h] = (h == 0 && step % 5 == 0) ? 0 : std::min<int64_t>(rng() % 4, static_cast<int64_t>(live.size()) - 1);
+      doomed[h].assign(live.begin(), live.begin() + counts[h]);
+      widest = std::max(widest, counts[h]);
+    }
+    auto idx_for = [&](const LayerCache& c) {
+      torch::Tensor idx = torch::zeros({heads, widest + 2}, torch::kInt64);  // padding past the counts is ignored
+      for (int64_t h = 0; h < heads; ++h) {
+        std::vector<int64_t> slots = slots_of(c, h, doomed[h]);
+        for (size_t i = 0; i < slots.size(); ++i) idx[h][static_cast<int64_t>(i)] = slots[i];
+      }
+      return idx;
+    };
+    torch::Tensor c = torch::tensor(counts, torch::kInt64);
+    ordered.evict(idx_for(ordered), c);
+    any.evict(idx_for(any), c);
+    ASSERT_EQ(ordered.size(), any.size()) << "step " << step;
+    for (int64_t h = 0; h < heads; ++h) ASSERT_EQ(kept(ordered, h), kept(any, h)) << "step " << step << " head " << h;
+    torch::Tensor valid = any.valid();
+    torch::Tensor pos = any.positions().to(torch::kFloat32), id = torch::arange(heads).reshape({-1, 1}).to(torch::kFloat32) * 100;
+    torch::Tensor ok = any.keys().select(2, 0).eq(id + pos);
+    ASSERT_TRUE((valid.defined() ? ok.logical_or(valid.logical_not()) : ok).all().item<bool>()) << "step " << step;
+    ASSERT_TRUE(torch::equal(any.arrival_order(), std::get<1>(any.positions().sort(/*stable=*/true, 1, false)))) << "step " << step;
+    moved_ragged = moved_ragged || !any.all_valid();
+    for (LayerCache* cache : {&ordered, &any}) {
+      torch::Tensor t = torch::arange(next, next + 1).to(torch::kFloat32);
+      torch::Tensor k = torch::stack({(torch::arange(heads).reshape({-1, 1}) * 100 + t).to(torch::kFloat32),
+                                      -(torch::arange(heads).reshape({-1, 1}) * 100 + t).to(torch::kFloat32)}, -1);
+      cache->append(k, k * 2, torch::tensor({next}, torch::kInt64));
+    }
+    ++next;
+  }
+  EXPECT_TRUE(moved_ragged);
+  EXPECT_FALSE(any.in_arrival_order());
+}
+
 // Each order-free policy, stepped on an arrival-ordered cache and on a kAny one with the same
 // statistics, keeps the same tokens at every step.
-void run_both_orders(const std::string& name, const nlohmann::json& params, int64_t heads, int64_t kv_heads) {
+// `rows`: window rows per statistic (K-VEC reads several).
+void run_both_orders(const std::string& name, const nlohmann::json& params, int64_t heads, int64_t kv_heads, int64_t rows = 1) {
   auto a = make_policy(name, params), b = make_policy(name, params);
   ASSERT_TRUE(a->slot_order_free()) << name;
   const int64_t budget = 9;
@@ -154,18 +219,19 @@ void run_both_orders(const std::string& name, const nlohmann::json& params, int6
   for (int step = 0; step < 30; ++step) {
     // Statistics in each cache's own slot order: the same values for the same positions.
     const int64_t n = ordered.size();
-    torch::Tensor by_position = torch::softmax(torch::randn({heads, next}, gen), -1);
+    torch::Tensor by_position = torch::softmax(torch::randn({heads, rows, next}, gen), -1);
     auto stats_for = [&](const LayerCache& c) {
       AttentionStats s;
       torch::Tensor pos = c.positions()[0];
-      torch::Tensor row = by_position.index_select(1, pos);
+      torch::Tensor window = by_position.index_select(2, pos);
       if (c.kv_heads() != 1 && !c.homogeneous()) {  // per-head slots: gather each query head's own row
         torch::Tensor per_kv = c.positions().repeat_interleave(heads / c.kv_heads(), 0);
-        row = by_position.gather(1, per_kv);
+        window = by_position.gather(2, per_kv.unsqueeze(1).expand({heads, rows, per_kv.size(1)}));
       }
+      torch::Tensor row = window.select(1, rows - 1);
       s.last_row = row;
-      s.column_sums = row;
-      s.window_rows = row.unsqueeze(1);
+      s.column_sums = window.sum(1);
+      s.window_rows = window;
       s.column_counts = torch::ones({n});
       s.n_queries = 1;
       return s;
@@ -176,7 +242,7 @@ void run_both_orders(const std::string& name, const nlohmann::json& params, int6
     a->compress(0, ordered, phase);
     b->compress(0, any, phase);
     ASSERT_EQ(ordered.kv_heads(), any.kv_heads()) << name;  // SnapKV's repeat makes them the query heads
-    for (int64_t h = 0; h < ordered.kv_heads(); ++h) ASSERT_EQ(kept(ordered, h), kept(any, h)) << name << " step " << step << " head " << h;
+    for (int64_t h = 0; h < ordered.kv_heads(); ++h) ASSERT_EQ(kept(ordered, h), kept(any, h)) << name << " " << params.dump() << " step " << step << " head " << h;
     baseline_test::append_tokens(ordered, next, 1);
     baseline_test::append_tokens(any, next, 1);
     ++next;
@@ -201,10 +267,23 @@ TEST(SlotOrderAny, OrderFreePoliciesKeepWhatTheyKeepInArrivalOrder) {
   run_both_orders("pyramidkv", {{"window", 2}, {"kernel", 3}}, 4, 2);
   run_both_orders("cascade", {{"sinks", 2}, {"cascades", 3}}, 4, 2);
   run_both_orders("cascade", {{"sinks", 1}, {"token_selection", false}}, 4, 2);
+  // Ragged heads: each evicts its own number of tokens.
+  run_both_orders("adakv", {{"window", 2}, {"kernel", 3}}, 4, 2);
+  run_both_orders("adakv", {{"window", 2}, {"kernel", 3}, {"gqa", "reduce"}, {"reference_rounding", false}}, 4, 2);
+  run_both_orders("adakv", {{"scorer", "h2o"}, {"recent_ratio", 0.25}, {"normalize", true}}, 4, 2);
+  run_both_orders("adakv", {{"scorer", "tova"}}, 4, 2);
+  // K-VEC: pooling, the window and the cross-head max read tokens in arrival order.
+  run_both_orders("kvec", {{"window", 2}, {"wide_window", 3}, {"delta", 1}, {"kernel", 3}, {"beta", 0.3}}, 4, 2, 3);
+  run_both_orders("kvec", {{"window", 2}, {"wide_window", 3}, {"delta", 2}, {"kernel", 3}, {"gqa", "reduce"}}, 4, 2, 3);
+  run_both_orders("kvec", {{"window", 3}, {"wide_window", 3}, {"head_criterion", "entropy"}, {"force_literal_one", true}}, 4, 2, 3);
+  // BumbleBee: the window and the tie rules read arrival order; its similarities follow token ids.
+  run_both_orders("bumblebee", nlohmann::json::object(), 4, 2);
+  run_both_orders("bumblebee", {{"mode", "online"}, {"local_ratio", 0.3}}, 4, 2);
+  run_both_orders("bumblebee", {{"mode", "offline"}}, 4, 2);
 }
 
 TEST(SlotOrderAny, OrderDependentPoliciesDoNotOptIn) {
-  for (const char* name : {"adakv", "buzz", "kvec", "bumblebee"})
+  for (const char* name : {"buzz"})
     EXPECT_FALSE(make_policy(name)->slot_order_free()) << name;
 }
 
