@@ -6,12 +6,6 @@
 namespace kvbench::policies {
 namespace {
 
-// Keys [..., d] as float64 unit rows on the CPU (what submodular::relu_cosine_similarity uses).
-torch::Tensor unit_keys(const torch::Tensor& keys) {
-  torch::Tensor k = keys.to(torch::kCPU, torch::kFloat64);
-  return k / k.norm(2, -1, true).clamp_min(1e-12);
-}
-
 // ReLU(a · bᵀ) for a [m, d], b [t, d], as a batch of one: the same product (and rounding) as the
 // batched similarity of every head at once.
 torch::Tensor relu_products(const torch::Tensor& a, const torch::Tensor& b) {
@@ -46,7 +40,7 @@ void OnlineSummary::rebuild(LayerCache& cache) {
   heads_.assign(kvh, Head{});
   capacity_ = 0;
   reserve(n + 16, cache.head_dim());
-  torch::Tensor unit = unit_keys(cache.keys());  // [kvh, n, d]
+  torch::Tensor unit = submodular::unit_rows(cache.keys());  // [kvh, n, d]
   unit_.narrow(1, 0, n).copy_(unit);
   sim_.narrow(1, 0, n).narrow(2, 0, n).copy_(torch::relu(torch::matmul(unit, unit.transpose(1, 2))));
   for (Head& head : heads_) head.next_id = n;
@@ -84,7 +78,7 @@ void OnlineSummary::add_new_tokens(LayerCache& cache) {
   for (int64_t h = 0; h < kvh; ++h) {
     if (new_slots[h].empty()) continue;
     torch::Tensor slots = torch::tensor(new_slots[h], torch::kInt64), fresh = torch::tensor(new_ids[h], torch::kInt64);
-    torch::Tensor unit = unit_keys(keys[h].index_select(0, slots.to(keys.device())));  // [t, d]
+    torch::Tensor unit = submodular::unit_rows(keys[h].index_select(0, slots.to(keys.device())));  // [t, d]
     unit_[h].index_copy_(0, fresh, unit);
     // Against every id handed out (a discarded token's id holds a stale key until it is reused:
     // its similarities are never read), so no gather of the live keys.

@@ -33,9 +33,13 @@ Concave Concave::parse(const std::string& name, double alpha, double beta) {
   return c;
 }
 
-torch::Tensor relu_cosine_similarity(const torch::Tensor& keys) {
+torch::Tensor unit_rows(const torch::Tensor& keys) {
   torch::Tensor k = keys.to(torch::kCPU, torch::kFloat64);
-  torch::Tensor unit = k / k.norm(2, -1, true).clamp_min(1e-12);
+  return k / k.norm(2, -1, true).clamp_min(1e-12);
+}
+
+torch::Tensor relu_cosine_similarity(const torch::Tensor& keys) {
+  torch::Tensor unit = unit_rows(keys);
   return torch::relu(torch::matmul(unit, unit.t())).contiguous();
 }
 

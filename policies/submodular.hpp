@@ -22,6 +22,9 @@ struct Concave {
   static Concave parse(const std::string& name, double alpha, double beta);  // "log" | "power"
 };
 
+// Keys [..., d] as float64 unit rows on the CPU (the norm clamped at 1e-12).
+torch::Tensor unit_rows(const torch::Tensor& keys);
+
 // sim[i][j] = max(0, cos(k_i, k_j)) for keys [n, d] -> [n, n] float64 on CPU.
 torch::Tensor relu_cosine_similarity(const torch::Tensor& keys);
 
