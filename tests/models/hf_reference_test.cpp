@@ -1,6 +1,6 @@
 // Hugging Face transformers itself is the reference: tests/fixtures/hf_reference holds tiny random
 // checkpoints that transformers wrote (Llama with llama3 / linear / dynamic-NTK rope scaling,
-// Mistral, Qwen2 with q/k/v biases; transformers 5.x config spelling) together with the logits and
+// Mistral, Qwen2 with q/k/v biases, Qwen3 with q/k norms; transformers 5.x config spelling) together with the logits and
 // the greedy continuation transformers computed for them (scripts/make_hf_reference.py).
 // kvbench must load each and reproduce both.
 #include <gtest/gtest.h>
@@ -60,7 +60,7 @@ TEST_P(TransformersReference, CachedGreedyDecodingMatchesTransformersGenerate) {
 }
 
 INSTANTIATE_TEST_SUITE_P(HfCheckpoints, TransformersReference,
-                         ::testing::Values("llama3_scaled", "llama_linear", "llama_dynamic", "mistral", "qwen2"));
+                         ::testing::Values("llama3_scaled", "llama_linear", "llama_dynamic", "mistral", "qwen2", "qwen3"));
 
 }  // namespace
 }  // namespace kvbench::models
