@@ -48,6 +48,7 @@ struct BenchArgs {
   int64_t context = 1024;
   int64_t decode = 64;
   int runs = 3;
+  int warmup = 0;
   int threads = 0;
   bool json = false;
   bool programs = false;
@@ -108,9 +109,14 @@ int run_summary(const BenchArgs& args) {
   if (args.context < 1) throw std::invalid_argument("--context must be at least 1");
   if (args.decode < 0) throw std::invalid_argument("--decode must be >= 0");
   if (args.runs < 1) throw std::invalid_argument("--runs must be at least 1");
+  if (args.warmup < 0) throw std::invalid_argument("--warmup must be >= 0");
   models::use_cpu_threads(args.threads);
+  const auto load_start = std::chrono::steady_clock::now();
   LoadedRuntime rt = load_runtime(args.model);
+  const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   const auto& c = rt.transformer->config();
+  // Warm-up runs pay one-off costs (CUDA context, kernel loading, allocator growth) and are not counted.
+  for (int i = 0; i < args.warmup; ++i) run_once(*rt.transformer, args);
   std::vector<Run> runs;
   for (int i = 0; i < args.runs; ++i) runs.push_back(run_once(*rt.transformer, args));
   auto med = [&](double Run::*field) {
@@ -136,7 +142,9 @@ int run_summary(const BenchArgs& args) {
                         {"budget", args.policy.budget},
                         {"budget_tokens", last.budget},
                         {"protocol", args.policy.protocol},
+                        {"load_s", load_s},
                         {"runs", args.runs},
+                        {"warmup", args.warmup},
                         {"prefill_tokens_per_s", prefill},
                         {"decode_tokens_per_s", decode},
                         {"decode_step_us", step_us},
@@ -157,7 +165,10 @@ int run_summary(const BenchArgs& args) {
   std::ostringstream policy_cell;
   policy_cell << std::fixed << std::setprecision(1) << policy_us << " us (" << std::setprecision(1)
               << (step_us > 0 ? 100.0 * policy_us / step_us : 0.0) << "% of a step)";
+  std::ostringstream load_cell;
+  load_cell << std::fixed << std::setprecision(2) << load_s << " s";
   const std::vector<std::pair<std::string, std::string>> rows{
+      {"model load (weights on the device)", load_cell.str()},
       {"prefill tokens/s", std::to_string(static_cast<int64_t>(prefill + 0.5))},
       {"decode tokens/s", std::to_string(static_cast<int64_t>(decode + 0.5))},
       {"decode step", std::to_string(static_cast<int64_t>(step_us + 0.5)) + " us"},
@@ -181,6 +192,8 @@ const CommandRegistration registration(
       app.add_option("--context", args->context, "prompt tokens (synthetic ids)")->capture_default_str();
       app.add_option("--decode", args->decode, "tokens decoded after the prompt")->capture_default_str();
       app.add_option("--runs", args->runs, "repetitions; the table shows the median")->capture_default_str();
+      app.add_option("--warmup", args->warmup, "runs before the measured ones, not counted (one-off CUDA costs)")
+          ->capture_default_str();
       app.add_option("--threads", args->threads, "threads for the BLAS products, one for elementwise ops (models/cpu_threads.hpp; 0 = the cores, as every command)")->capture_default_str();
       app.add_flag("--json", args->json, "print a JSON object");
       app.add_flag("--programs", args->programs, "run the Google Benchmark programs in build/bench instead");

@@ -38,14 +38,20 @@ def write_checkpoint(path):
     if os.path.exists(os.path.join(path, "config.json")):
         return
     from transformers import LlamaConfig, LlamaForCausalLM
-    config = LlamaConfig(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
-                         num_key_value_heads=8, vocab_size=128256, max_position_embeddings=131072, rope_theta=500000.0,
-                         rms_norm_eps=1e-5, tie_word_embeddings=False, torch_dtype="bfloat16",
-                         rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
-                                       "high_freq_factor": 4.0, "original_max_position_embeddings": 8192})
+    shapes = dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32, num_attention_heads=32,
+                  num_key_value_heads=8, vocab_size=128256, max_position_embeddings=131072, rms_norm_eps=1e-5,
+                  tie_word_embeddings=False)
+    rope = {"rope_theta": 500000.0, "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
+    try:  # transformers >= 5: rope_parameters holds theta and scaling together
+        config = LlamaConfig(**shapes, rope_parameters=rope)
+    except TypeError:
+        config = LlamaConfig(**shapes, rope_theta=rope.pop("rope_theta"), rope_scaling=rope)
     torch.manual_seed(0)
+    torch.set_default_dtype(torch.bfloat16)  # initialise in bf16 directly: 16 GB, not 32
     with torch.device("cuda"):
-        model = LlamaForCausalLM(config).to(torch.bfloat16)
+        model = LlamaForCausalLM(config)
+    torch.set_default_dtype(torch.float32)
     model.save_pretrained(path, safe_serialization=True, max_shard_size="5GB")
     del model
     torch.cuda.empty_cache()
@@ -55,10 +61,14 @@ def synthetic_ids(n, vocab=128256):
     return torch.tensor([[1] + [3 + (i * 7919) % (vocab - 3) for i in range(1, n)]], device="cuda")
 
 
-def hf_run(path, context, policy, presses):
+def hf_load(path, attn):
     from transformers import AutoModelForCausalLM
-    attn = "eager" if policy == "h2o" else "sdpa"
-    model = AutoModelForCausalLM.from_pretrained(path, torch_dtype=torch.bfloat16, attn_implementation=attn).cuda().eval()
+    return AutoModelForCausalLM.from_pretrained(path, dtype=torch.bfloat16, attn_implementation=attn).cuda().eval()
+
+
+def hf_run(model, context, policy, presses):
+    """One prefill of `context` synthetic tokens and DECODE greedy steps, as generate() does them:
+    the prefill computes the last position's logits only (logits_to_keep=1)."""
     ids = synthetic_ids(context)
     press = None
     if policy != "full":
@@ -66,15 +76,16 @@ def hf_run(path, context, policy, presses):
         press = {"snapkv": lambda: presses.SnapKVPress(compression_ratio=ratio, window_size=32, kernel_size=7),
                  "streaming_llm": lambda: presses.StreamingLLMPress(compression_ratio=ratio, n_sink=4),
                  "h2o": lambda: presses.ObservedAttentionPress(compression_ratio=ratio)}[policy]()
+    torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
     torch.cuda.synchronize()
     with torch.no_grad(), (press(model) if press else _null()):
         t0 = time.perf_counter()
-        out = model(ids, use_cache=True)
+        out = model(ids, use_cache=True, logits_to_keep=1)
+        nxt = out.logits[:, -1].argmax(-1, keepdim=True)
         torch.cuda.synchronize()
         t1 = time.perf_counter()
     past = out.past_key_values
-    nxt = out.logits[:, -1].argmax(-1, keepdim=True)
     with torch.no_grad():
         t2 = time.perf_counter()
         for _ in range(DECODE):
@@ -84,8 +95,7 @@ def hf_run(path, context, policy, presses):
         torch.cuda.synchronize()
         t3 = time.perf_counter()
     peak = torch.cuda.max_memory_allocated()
-    del model, out, past
-    torch.cuda.empty_cache()
+    del out, past
     return {"prefill_tokens_per_s": context / (t1 - t0), "decode_tokens_per_s": DECODE / (t3 - t2), "peak_bytes": peak}
 
 
@@ -111,7 +121,7 @@ def kvbench_run(args, context, policy):
     budget = "full" if policy == "full" else str(BUDGET)
     protocol = "oneshot" if policy == "snapkv" else "decode"
     cmd = [args.kvbench, "bench", "--model", args.workdir, "--tokenizer", args.tokenizer, "--device", "cuda",
-           "--dtype", "bfloat16", "--context", str(context), "--decode", str(DECODE), "--runs", "1",
+           "--dtype", "bfloat16", "--context", str(context), "--decode", str(DECODE), "--warmup", "1", "--runs", "1",
            "--policy", policy, "--budget", budget, "--protocol", protocol, "--json"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = [0]
@@ -129,7 +139,22 @@ def kvbench_run(args, context, policy):
         return {"error": err.strip()[-500:], "command": " ".join(cmd)}
     j = json.loads(out)
     return {"prefill_tokens_per_s": j["prefill_tokens_per_s"], "decode_tokens_per_s": j["decode_tokens_per_s"],
-            "peak_bytes": peak[0], "command": " ".join(cmd)}
+            "peak_bytes": peak[0], "command": " ".join(cmd), "bench": j}
+
+
+def print_table(meta, rows):
+    print(f"{meta['gpu']}, torch {meta['torch']}, transformers {meta['transformers']}, kvpress {meta['kvpress']}")
+    print("| context | policy | kvbench prefill tok/s | HF prefill tok/s | kvbench decode tok/s | HF decode tok/s |"
+          " kvbench peak GiB | HF peak GiB |")
+    print("|---|---|---|---|---|---|---|---|")
+
+    def cell(r, key, scale=1.0, fmt="{:.0f}"):
+        return fmt.format(r[key] / scale) if key in r else r.get("error", "-")[:40]
+    for r in rows:
+        k, h = r.get("kvbench", {"error": "not run"}), r.get("transformers", {"error": "not run"})
+        print(f"| {r['context']} | {r['policy']} | {cell(k, 'prefill_tokens_per_s')} | {cell(h, 'prefill_tokens_per_s')} | "
+              f"{cell(k, 'decode_tokens_per_s')} | {cell(h, 'decode_tokens_per_s')} | "
+              f"{cell(k, 'peak_bytes', 2**30, '{:.1f}')} | {cell(h, 'peak_bytes', 2**30, '{:.1f}')} |")
 
 
 def main():
@@ -140,43 +165,79 @@ def main():
     ap.add_argument("--out", default="gpu_vs_hf.json")
     ap.add_argument("--contexts", default=",".join(map(str, CONTEXTS)))
     ap.add_argument("--policies", default=",".join(POLICIES))
+    ap.add_argument("--deadline", type=float, default=float("inf"),
+                    help="seconds from the start after which no new run begins (a short device lease); "
+                         "the JSON is rewritten after every run, so what finished is kept")
+    ap.add_argument("--checkpoint-only", action="store_true", help="write the checkpoint and stop")
     args = ap.parse_args()
+    start = time.time()
     try:
         import kvpress as presses
     except ImportError:
         presses = None
     write_checkpoint(args.workdir)
+    if args.checkpoint_only:
+        return
     import transformers
-    rows = []
-    for context in map(int, args.contexts.split(",")):
-        for policy in args.policies.split(","):
-            row = {"context": context, "policy": policy, "kvbench": kvbench_run(args, context, policy)}
-            if policy == "full" or presses is not None:
-                try:
-                    row["transformers"] = hf_run(args.workdir, context, policy, presses)
-                except torch.cuda.OutOfMemoryError as e:
-                    row["transformers"] = {"error": "out of memory: " + str(e)[:200]}
-            else:
-                row["transformers"] = {"error": "kvpress not installed: Full only"}
-            rows.append(row)
-            print(json.dumps(row), file=sys.stderr, flush=True)
     meta = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "transformers": transformers.__version__,
             "kvpress": getattr(presses, "__version__", None) if presses else None, "budget": BUDGET, "decode": DECODE,
             "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
-    with open(args.out, "w") as f:
-        json.dump({"meta": meta, "rows": rows}, f, indent=2)
-    print(f"{meta['gpu']}, torch {meta['torch']}, transformers {meta['transformers']}, kvpress {meta['kvpress']}")
-    print("| context | policy | kvbench prefill tok/s | HF prefill tok/s | kvbench decode tok/s | HF decode tok/s |"
-          " kvbench peak GiB | HF peak GiB |")
-    print("|---|---|---|---|---|---|---|---|")
+    contexts = list(map(int, args.contexts.split(",")))
+    policies = args.policies.split(",")
+    rows = {(c, p): {"context": c, "policy": p} for c in contexts for p in policies}
 
-    def cell(r, key, scale=1.0, fmt="{:.0f}"):
-        return fmt.format(r[key] / scale) if key in r else r.get("error", "-")[:40]
-    for r in rows:
-        k, h = r["kvbench"], r["transformers"]
-        print(f"| {r['context']} | {r['policy']} | {cell(k, 'prefill_tokens_per_s')} | {cell(h, 'prefill_tokens_per_s')} | "
-              f"{cell(k, 'decode_tokens_per_s')} | {cell(h, 'decode_tokens_per_s')} | "
-              f"{cell(k, 'peak_bytes', 2**30, '{:.1f}')} | {cell(h, 'peak_bytes', 2**30, '{:.1f}')} |")
+    def save():
+        with open(args.out + ".tmp", "w") as f:
+            json.dump({"meta": meta, "rows": list(rows.values())}, f, indent=2)
+        os.replace(args.out + ".tmp", args.out)
+
+    def in_time():
+        return time.time() - start < args.deadline
+
+    # Order: the Full comparison first (kvbench, then transformers with the model loaded once),
+    # then kvbench's compressing policies, then transformers' presses where kvpress is there.
+    for c in contexts:
+        if "full" in policies and in_time():
+            rows[(c, "full")]["kvbench"] = kvbench_run(args, c, "full")
+            print(json.dumps(rows[(c, "full")]), file=sys.stderr, flush=True)
+            save()
+    if "full" in policies and in_time():
+        model = hf_load(args.workdir, "sdpa")
+        hf_run(model, 512, "full", presses)  # warm-up: kernels, cuBLAS handles, allocator
+        for c in contexts:
+            if in_time():
+                try:
+                    rows[(c, "full")]["transformers"] = hf_run(model, c, "full", presses)
+                except torch.cuda.OutOfMemoryError as e:
+                    rows[(c, "full")]["transformers"] = {"error": "out of memory: " + str(e)[:200]}
+                print(json.dumps(rows[(c, "full")]), file=sys.stderr, flush=True)
+                save()
+        del model
+        torch.cuda.empty_cache()
+    for c in contexts:
+        for p in policies:
+            if p != "full" and in_time():
+                rows[(c, p)]["kvbench"] = kvbench_run(args, c, p)
+                if presses is None:
+                    rows[(c, p)]["transformers"] = {"error": "kvpress not installed: Full only"}
+                print(json.dumps(rows[(c, p)]), file=sys.stderr, flush=True)
+                save()
+    if presses is not None:
+        for p in policies:
+            if p == "full" or not in_time():
+                continue
+            model = hf_load(args.workdir, "eager" if p == "h2o" else "sdpa")
+            for c in contexts:
+                if in_time():
+                    try:
+                        rows[(c, p)]["transformers"] = hf_run(model, c, p, presses)
+                    except torch.cuda.OutOfMemoryError as e:
+                        rows[(c, p)]["transformers"] = {"error": "out of memory: " + str(e)[:200]}
+                    save()
+            del model
+            torch.cuda.empty_cache()
+    save()
+    print_table(meta, list(rows.values()))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Everything a lent GPU session checks, in one call (device leases are short): the CUDA build, the
+# CUDA tests (a decode loop under synchronisation-debug "error" among them), transformers'
+# reference logits for the tiny Hugging Face cases (tests/fixtures/hf_reference), and kvbench
+# against transformers on a Llama-3-8B-shaped random bf16 checkpoint (scripts/gpu_compare_hf.py).
+# On the GPU machine, from the checkout, with .deps/ (scripts/cuda_build.sh --fetch) and a shared/
+# holding models/stories260K and models/llama3-tokenizer carried along:
+#   scripts/gpu_check.sh OUT_DIR [SECONDS]   (SECONDS: the wall-clock budget of the call, default 540)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out="${1:?usage: scripts/gpu_check.sh OUT_DIR [SECONDS]}"
+budget="${2:-540}"
+mkdir -p "$out"
+export KVBENCH_SHARED_DIR="${KVBENCH_SHARED_DIR:-$PWD/shared}" PYTHONUNBUFFERED=1
+log() { echo "[$SECONDS s] $*"; }
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+python3 -c 'import torch, transformers; print("torch", torch.__version__, "transformers", transformers.__version__)'
+
+# Neither needs the build: they run beside it (CPU for the references, GPU and disk for the checkpoint).
+(python3 scripts/make_hf_reference.py /tmp/hf_reference "$KVBENCH_SHARED_DIR/models/stories260K/tok512.model" &&
+   tar -C /tmp -cf "$out/hf_reference.tar" hf_reference) > "$out/hf_reference.log" 2>&1 &
+python3 scripts/gpu_compare_hf.py --kvbench none --tokenizer none --workdir /tmp/llama3-8b-random \
+  --checkpoint-only > "$out/checkpoint.log" 2>&1 &
+checkpoint=$!
+
+log "building kvbench and test_models"
+if ! scripts/cuda_build.sh build-cuda kvbench test_models > "$out/build.log" 2>&1; then
+  grep -E 'error|Error' "$out/build.log" | head -40; tail -20 "$out/build.log"; exit 1
+fi
+log "CUDA tests"
+build-cuda/test_models --gtest_filter='Cuda*' > "$out/cuda_tests.log" 2>&1
+grep -E '^\[  (PASSED|FAILED|SKIPPED) |FAILED|Failure|error' "$out/cuda_tests.log" | head -30
+wait "$checkpoint" || { tail -20 "$out/checkpoint.log"; exit 1; }
+log "kvbench vs transformers"
+python3 scripts/gpu_compare_hf.py --kvbench build-cuda/kvbench --workdir /tmp/llama3-8b-random \
+  --tokenizer "$KVBENCH_SHARED_DIR/models/llama3-tokenizer" --out "$out/gpu_vs_hf.json" \
+  --deadline $((budget - SECONDS - 45)) 2> "$out/compare.log"
+wait
+log "done"; tail -3 "$out/hf_reference.log"

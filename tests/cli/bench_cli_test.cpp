@@ -1,0 +1,35 @@
+// `kvbench bench`: the summary's JSON on stories260K (warm-up runs not counted, the load time and
+// the policy's budget reported), and bad counts refused with one error naming the option.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/run_binary.hpp"
+
+namespace kvbench::testing {
+namespace {
+
+TEST(BenchCommand, JsonSummaryOfABoundedDecode) {
+  CommandResult r = run_kvbench(
+      "bench --model stories260K --context 48 --decode 6 --warmup 1 --runs 1 --threads 1 --policy local "
+      "--budget 16 --protocol decode --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto j = nlohmann::json::parse(r.output);
+  EXPECT_EQ(j["warmup"], 1);
+  EXPECT_EQ(j["runs"], 1);
+  EXPECT_EQ(j["context"], 48);
+  EXPECT_EQ(j["policy"], "local");
+  EXPECT_EQ(j["budget_tokens"], 16);
+  EXPECT_LE(j["max_cache_len"].get<int64_t>(), 16);
+  EXPECT_GT(j["load_s"].get<double>(), 0.0);
+  EXPECT_GT(j["prefill_tokens_per_s"].get<double>(), 0.0);
+  EXPECT_GT(j["decode_tokens_per_s"].get<double>(), 0.0);
+}
+
+TEST(BenchCommand, NegativeWarmupIsOneClearError) {
+  CommandResult r = run_kvbench("bench --model stories260K --context 8 --warmup -1 2>&1");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("--warmup must be >= 0"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace kvbench::testing
