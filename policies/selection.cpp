@@ -43,6 +43,15 @@ torch::Tensor top_k_mask(const torch::Tensor& scores, int64_t k) {
   return above.logical_or(ties.logical_and(ties.cumsum(-1) <= wanted));
 }
 
+torch::Tensor host_slots_on(const std::vector<int64_t>& slots, const torch::Device& device) {
+  const auto n = static_cast<int64_t>(slots.size());
+  auto long_cpu = torch::TensorOptions().dtype(torch::kInt64);
+  if (!device.is_cuda()) return torch::tensor(slots, long_cpu).reshape({1, n}).to(device);
+  torch::Tensor staged = torch::empty({1, n}, long_cpu.pinned_memory(true));
+  std::copy(slots.begin(), slots.end(), staged.data_ptr<int64_t>());
+  return staged.to(device, torch::kInt64, /*non_blocking=*/true);
+}
+
 void keep_top_with_recent(LayerCache& cache, const torch::Tensor& scores, int64_t budget, int64_t recent) {
   const int64_t n = cache.size();
   if (!cache.in_arrival_order()) throw std::logic_error("keep_top_with_recent: the cache's slots are not in arrival order");

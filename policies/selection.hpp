@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "policies/layer_cache.hpp"
 
@@ -27,6 +28,11 @@ torch::Tensor lowest_scored_slots(const torch::Tensor& scores, const torch::Tens
 // top_k_slots returns, as a mask. O(n) per row (a k-th order statistic, then the ties at it by
 // column), any floating dtype, scores not NaN.
 torch::Tensor top_k_mask(const torch::Tensor& scores, int64_t k);
+
+// Slot indices chosen on the host, as a [1, n] int64 tensor on `device`. On CUDA the copy comes
+// from pinned memory and does not block: a copy from pageable memory would make every decode
+// step wait for the device.
+torch::Tensor host_slots_on(const std::vector<int64_t>& slots, const torch::Device& device);
 
 // Keeps `budget` slots per head: the last `recent` slots always, and the top-scoring others.
 // scores is [kv_heads, size] (or [1, size] for the same choice on every head). No-op when

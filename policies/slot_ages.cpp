@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "policies/selection.hpp"
+
 namespace kvbench::policies {
 
 void SlotAges::sync(const LayerCache& cache) {
@@ -31,7 +33,7 @@ void SlotAges::evict(LayerCache& cache, int64_t skip, int64_t count) {
   if (skip < 0 || m < skip) throw std::out_of_range("SlotAges: evicting past the newest token");
   std::vector<int64_t> victims(slots_.begin() + skip, slots_.begin() + skip + count);
   slots_.erase(slots_.begin() + skip, slots_.begin() + skip + count);
-  cache.evict(torch::tensor(victims, torch::kInt64).unsqueeze(0));
+  cache.evict(host_slots_on(victims, cache.keys().device()));
   // The moves the cache made: holes (victims below m) ← survivors at or above m, both ascending.
   std::vector<int64_t> holes, movers;
   std::sort(victims.begin(), victims.end());

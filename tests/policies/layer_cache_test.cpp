@@ -108,6 +108,30 @@ TEST(Selection, LowestScoredSlotsEvictWhatTopKOverArrivalOrderDrops) {
   }
 }
 
+// The mask form of top_k_slots (an order statistic, no sort) chooses the same slots, ties to the
+// lower column, in float32 and float64, with ±inf and k from 0 to n.
+TEST(Selection, TopKMaskChoosesWhatTopKSlotsChooses) {
+  const float inf = std::numeric_limits<float>::infinity();
+  torch::Tensor named = torch::tensor({{2.f, -inf, 2.f, inf, 0.f, -0.f, 2.f}});
+  EXPECT_TRUE(torch::equal(top_k_mask(named, 3), torch::tensor({{true, false, true, true, false, false, false}})));
+  EXPECT_TRUE(torch::equal(top_k_mask(named, 5), torch::tensor({{true, false, true, true, true, false, true}})));
+  torch::Generator gen = at::detail::createCPUGenerator(9);
+  for (int trial = 0; trial < 60; ++trial) {
+    const int64_t n = 33, k = trial % (n + 1);
+    torch::Tensor s = torch::randint(-2, 3, {4, n}, gen).to(trial % 2 ? torch::kFloat64 : torch::kFloat32);
+    torch::Tensor expected = torch::zeros({4, n}, torch::kBool);
+    if (k > 0) expected.scatter_(1, top_k_slots(s, k), true);
+    ASSERT_TRUE(torch::equal(top_k_mask(s, k), expected)) << "trial " << trial << ", k " << k;
+  }
+}
+
+TEST(Selection, HostSlotsAreOneRowOnTheDevice) {
+  torch::Tensor t = host_slots_on({5, 0, 3}, torch::kCPU);
+  EXPECT_EQ(t.scalar_type(), torch::kInt64);
+  EXPECT_TRUE(torch::equal(t, torch::tensor({{5, 0, 3}}, torch::kInt64)));
+  EXPECT_EQ(host_slots_on({}, torch::kCPU).sizes(), (std::vector<int64_t>{1, 0}));
+}
+
 TEST(HeadReduce, GroupsQueryHeadsOfAKvHead) {
   torch::Tensor s = torch::tensor({1.f, 3.f, 10.f, 20.f}).reshape({4, 1});  // 4 query heads, 2 KV heads
   EXPECT_TRUE(torch::allclose(reduce_to_kv_heads(s, 2, HeadReduce::kMean), torch::tensor({{2.f}, {15.f}})));
