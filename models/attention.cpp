@@ -20,10 +20,16 @@ torch::Tensor causal_mask(int64_t t_begin, int64_t t_len, int64_t T, int64_t n, 
 
 #if TORCH_VERSION_MAJOR >= 2
 // libtorch 1.13 has no fused kernel: it always takes the chunked matmul-softmax below.
-bool use_fused_kernel(const AttentionRequest& request, const policies::LayerCache& cache) {
-  return !request.stats.any() && !request.logit_scale && cache.all_valid();
+bool can_fuse(const AttentionRequest& request, const policies::LayerCache& cache) {
+  return !request.logit_scale && cache.all_valid();
 }
 #endif
+
+// Column statistics sum over every query; the row statistics (the last query's row, an
+// observation window) need only the forward's last queries.
+bool needs_every_query(const policies::StatsRequest& s) {
+  return s.column_sums || s.column_sq_sums || s.kv_column_sq_sums || s.kv_column_above_mean;
+}
 
 // kCacheSlot: the position of every slot is its rank in arrival order (0 = oldest), so slot order
 // does not matter (SlotOrder::kAny caches). Computed on the device from the original positions.
@@ -61,49 +67,29 @@ torch::Tensor fused_attention(const torch::Tensor& q, const torch::Tensor& K, co
 }
 #endif
 
-}  // namespace
-
-AttentionResult attend(const torch::Tensor& q_in, const policies::LayerCache& cache, const Rope& rope,
-                       const AttentionRequest& request) {
-  const int64_t H = q_in.size(0), T = q_in.size(1), hd = q_in.size(2);
-  const int64_t kvh = cache.kv_heads(), g = H / kvh, n = cache.size();
-  const auto device = q_in.device();
-  torch::Tensor K = cache.keys(), V = cache.values();
-  torch::Tensor q = q_in;
-  if (request.mode == policies::PositionMode::kCacheSlot) {
-    // Keys are stored un-rotated; rotate by arrival rank, the queries by their own ranks.
-    K = rotate_keys_by_rank(K, cache, rope);
-    q = rope.apply_heads(q, n - T);
-  }
+// The chunked matmul-softmax over the forward's queries t_begin .. T−1 (of T): their output rows
+// when `output` is set, and the statistics `want` asks for over those queries.
+void chunked_attention(const torch::Tensor& q, const torch::Tensor& K, const torch::Tensor& V, const torch::Tensor& valid,
+                       int64_t t_begin, const policies::StatsRequest& want, bool output, int64_t max_score_elements,
+                       AttentionResult& result) {
+  const int64_t H = q.size(0), T = q.size(1), hd = q.size(2);
+  const int64_t kvh = K.size(0), g = H / kvh, n = K.size(1);
+  const auto device = q.device();
   const double base_scale = 1.0 / std::sqrt(static_cast<double>(hd));
-  if (request.logit_scale) {
-    std::vector<float> s(T);
-    for (int64_t t = 0; t < T; ++t) s[t] = static_cast<float>(request.logit_scale(n - T + t + 1));
-    q = q * torch::tensor(s).to(device, q.scalar_type(), /*non_blocking=*/true).reshape({1, T, 1});
-  }
-
-  AttentionResult result;
-#if TORCH_VERSION_MAJOR >= 2
-  if (use_fused_kernel(request, cache)) {
-    result.output = fused_attention(q, K, V, kvh);
-    return result;
-  }
-#endif
-  const int64_t window = std::min(request.stats.window, T);
-  torch::Tensor valid = cache.valid();  // [kvh, n] or undefined
+  const int64_t window = std::min(want.window, T);
   auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(device);
-  if (request.stats.column_sums) result.stats.column_sums = torch::zeros({H, n}, f32);
-  if (request.stats.column_sq_sums) result.stats.column_sq_sums = torch::zeros({H, n}, f32);
-  if (request.stats.kv_column_sq_sums) result.stats.kv_column_sq_sums = torch::zeros({kvh, n}, f32);
-  if (request.stats.kv_column_above_mean) result.stats.kv_column_above_mean = torch::zeros({kvh, n}, f32);
+  if (want.column_sums) result.stats.column_sums = torch::zeros({H, n}, f32);
+  if (want.column_sq_sums) result.stats.column_sq_sums = torch::zeros({H, n}, f32);
+  if (want.kv_column_sq_sums) result.stats.kv_column_sq_sums = torch::zeros({kvh, n}, f32);
+  if (want.kv_column_above_mean) result.stats.kv_column_above_mean = torch::zeros({kvh, n}, f32);
   std::vector<torch::Tensor> window_parts, outputs;
 
   // Grouped matmuls: the g query heads of a KV head are rows of one [g·len, hd] × [hd, n]
   // product, so K and V are never repeated per query head.
-  const int64_t q_chunk = std::clamp<int64_t>(request.max_score_elements / std::max<int64_t>(1, H * n), 1, T);
+  const int64_t q_chunk = std::clamp<int64_t>(max_score_elements / std::max<int64_t>(1, H * n), 1, T);
   torch::Tensor Qg = q.reshape({kvh, g, T, hd});
   torch::Tensor Kt = K.transpose(1, 2);  // [kvh, hd, n]
-  for (int64_t t0 = 0; t0 < T; t0 += q_chunk) {
+  for (int64_t t0 = t_begin; t0 < T; t0 += q_chunk) {
     const int64_t len = std::min(q_chunk, T - t0);
     torch::Tensor Qc = Qg.narrow(2, t0, len).reshape({kvh, g * len, hd});
     torch::Tensor scores = torch::bmm(Qc, Kt).to(torch::kFloat32).view({kvh, g, len, n});
@@ -116,30 +102,65 @@ AttentionResult attend(const torch::Tensor& q_in, const policies::LayerCache& ca
       scores.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
     }
     torch::Tensor probs = torch::softmax(scores, -1);
-    outputs.push_back(torch::bmm(probs.to(V.scalar_type()).view({kvh, g * len, n}), V).view({kvh, g, len, hd}));
-    if (request.stats.any()) {
+    if (output) outputs.push_back(torch::bmm(probs.to(V.scalar_type()).view({kvh, g * len, n}), V).view({kvh, g, len, hd}));
+    if (want.any()) {
       torch::Tensor p = probs.reshape({H, len, n});
-      if (request.stats.column_sums) result.stats.column_sums += p.sum(1);
-      if (request.stats.column_sq_sums) result.stats.column_sq_sums += p.square().sum(1);
-      if (request.stats.kv_column_sq_sums || request.stats.kv_column_above_mean) {
+      if (want.column_sums) result.stats.column_sums += p.sum(1);
+      if (want.column_sq_sums) result.stats.column_sq_sums += p.square().sum(1);
+      if (want.kv_column_sq_sums || want.kv_column_above_mean) {
         torch::Tensor group_mean = probs.mean(1);  // [kvh, len, n]
-        if (request.stats.kv_column_sq_sums) result.stats.kv_column_sq_sums += group_mean.square().sum(1);
-        if (request.stats.kv_column_above_mean) {
+        if (want.kv_column_sq_sums) result.stats.kv_column_sq_sums += group_mean.square().sum(1);
+        if (want.kv_column_above_mean) {
           if (!allowed.defined()) allowed = torch::ones({1, 1, len, n}, torch::TensorOptions().dtype(torch::kBool).device(device));
           torch::Tensor visible = allowed.sum(-1).to(torch::kFloat32).reshape({-1, len, 1});  // softmax row mean = 1/visible
           result.stats.kv_column_above_mean += (group_mean > visible.reciprocal()).to(torch::kFloat32).sum(1);
         }
       }
-      if (request.stats.last_row && t0 + len == T) result.stats.last_row = p.select(1, len - 1).clone();
+      if (want.last_row && t0 + len == T) result.stats.last_row = p.select(1, len - 1).clone();
       const int64_t w_begin = std::max(t0, T - window);
       if (window > 0 && w_begin < t0 + len) window_parts.push_back(p.narrow(1, w_begin - t0, t0 + len - w_begin));
     }
   }
-  torch::Tensor out = outputs.size() == 1 ? outputs[0] : torch::cat(outputs, 2);
-  result.output = out.reshape({H, T, hd});
+  if (output) result.output = (outputs.size() == 1 ? outputs[0] : torch::cat(outputs, 2)).reshape({H, T - t_begin, hd});
   if (!window_parts.empty()) result.stats.window_rows = torch::cat(window_parts, 1);
-  if (request.stats.any()) {
-    torch::Tensor j = torch::arange(n, f32);
+}
+
+}  // namespace
+
+AttentionResult attend(const torch::Tensor& q_in, const policies::LayerCache& cache, const Rope& rope,
+                       const AttentionRequest& request) {
+  const int64_t T = q_in.size(1), n = cache.size();
+  torch::Tensor K = cache.keys(), V = cache.values();
+  torch::Tensor q = q_in;
+  if (request.mode == policies::PositionMode::kCacheSlot) {
+    // Keys are stored un-rotated; rotate by arrival rank, the queries by their own ranks.
+    K = rotate_keys_by_rank(K, cache, rope);
+    q = rope.apply_heads(q, n - T);
+  }
+  if (request.logit_scale) {
+    std::vector<float> s(T);
+    for (int64_t t = 0; t < T; ++t) s[t] = static_cast<float>(request.logit_scale(n - T + t + 1));
+    q = q * torch::tensor(s).to(q.device(), q.scalar_type(), /*non_blocking=*/true).reshape({1, T, 1});
+  }
+  const policies::StatsRequest& want = request.stats;
+  const torch::Tensor valid = cache.valid();  // [kvh, n] or undefined
+  AttentionResult result;
+  // Row statistics of a long forward (SnapKV's observation window over a prompt): the output
+  // needs no probabilities (the fused kernel where there is one), the rows come from a second
+  // pass over the last queries alone.
+  const int64_t rows = std::min(T, std::max<int64_t>(want.window, want.last_row ? 1 : 0));
+  const bool rows_apart = want.any() && !needs_every_query(want) && rows < T;
+  if (!want.any() || rows_apart) {
+#if TORCH_VERSION_MAJOR >= 2
+    if (can_fuse(request, cache)) result.output = fused_attention(q, K, V, cache.kv_heads());
+#endif
+    if (!result.output.defined()) chunked_attention(q, K, V, valid, 0, {}, true, request.max_score_elements, result);
+    if (rows_apart) chunked_attention(q, K, V, valid, T - rows, want, false, request.max_score_elements, result);
+  } else {
+    chunked_attention(q, K, V, valid, 0, want, true, request.max_score_elements, result);
+  }
+  if (want.any()) {
+    torch::Tensor j = torch::arange(n, torch::TensorOptions().dtype(torch::kFloat32).device(q.device()));
     result.stats.column_counts = torch::clamp(static_cast<double>(n) - j, 0, static_cast<double>(T));
   }
   result.stats.n_queries = T;

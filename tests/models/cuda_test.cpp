@@ -66,6 +66,42 @@ TEST_F(Cuda, EveryPolicyRunsOnDeviceWithinBudget) {
   }
 }
 
+// Policies that score an observation window (SnapKV, PyramidKV, Ada-KV) take the fused kernel for
+// the prompt's output and a second pass over the window for their statistics: on the GPU they keep
+// what the CPU keeps (float32; near-ties may flip, so almost all) and decode to close logits.
+TEST_F(Cuda, WindowScoredPrefillKeepsWhatTheCpuKeeps) {
+  Transformer cpu(loaded_.config, loaded_.weights);
+  Transformer gpu(loaded_.config, to_device(loaded_.weights, torch::kCUDA, torch::kFloat32));
+  std::vector<int64_t> tokens{1};
+  for (int i = 0; i < 150; ++i) tokens.push_back(3 + (i * 53) % 500);
+  for (const char* name : {"snapkv", "pyramidkv", "adakv"}) {
+    SessionOptions options;
+    options.protocol = Protocol::kOneShot;
+    options.budget = policies::Budget::tokens(48);
+    auto p1 = policies::make_policy(name), p2 = policies::make_policy(name);
+    InferenceSession on_cpu(cpu, p1.get(), options), on_gpu(gpu, p2.get(), options);
+    torch::Tensor a = on_cpu.prefill(tokens), b = on_gpu.prefill(tokens);
+    for (int s = 0; s < 3; ++s) {
+      a = on_cpu.step(7 + s);
+      b = on_gpu.step(7 + s);
+    }
+    EXPECT_LE((a - b.cpu()).abs().max().item<double>(), 1e-2) << name;
+    int64_t same = 0, total = 0;
+    for (int64_t l = 0; l < on_cpu.cache().n_layers(); ++l) {
+      const auto& lc = on_cpu.cache().layer(l);
+      const auto& lg = on_gpu.cache().layer(l);
+      for (int64_t h = 0; h < lc.kv_heads(); ++h) {
+        torch::Tensor pc = lc.positions()[h], pg = lg.positions()[h].cpu();
+        if (lc.valid().defined()) pc = pc.masked_select(lc.valid()[h]);
+        if (lg.valid().defined()) pg = pg.masked_select(lg.valid()[h].cpu());
+        same += torch::isin(pc, pg).sum().item<int64_t>();
+        total += pc.numel();
+      }
+    }
+    EXPECT_GE(static_cast<double>(same), 0.95 * static_cast<double>(total)) << name << ": " << same << " of " << total;
+  }
+}
+
 // Decode steps never wait for the device: no .item(), no copy to the host, no blocking copy to
 // the device, in the model or in the order-free policies (they select on the device), checked by
 // making every synchronisation an error while stepping.
