@@ -5,7 +5,9 @@
 # against transformers on a Llama-3-8B-shaped random bf16 checkpoint (scripts/gpu_compare_hf.py).
 # On the GPU machine, from the checkout, with .deps/ (scripts/cuda_build.sh --fetch) and a shared/
 # holding models/stories260K and models/llama3-tokenizer carried along:
-#   scripts/gpu_check.sh OUT_DIR [SECONDS]   (SECONDS: the wall-clock budget of the call, default 540)
+#   scripts/gpu_check.sh OUT_DIR [SECONDS [gpu_compare_hf.py options...]]
+# SECONDS: the wall-clock budget of the call (default 540); further options go to gpu_compare_hf.py,
+# e.g. `--policies snapkv,streaming_llm,h2o --contexts 32768` to spend a lease on what is unmeasured.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${1:?usage: scripts/gpu_check.sh OUT_DIR [SECONDS]}"
@@ -31,9 +33,11 @@ log "CUDA tests"
 build-cuda/test_models --gtest_filter='Cuda*' > "$out/cuda_tests.log" 2>&1
 grep -E '^\[  (PASSED|FAILED|SKIPPED) |FAILED|Failure|error' "$out/cuda_tests.log" | head -30
 wait "$checkpoint" || { tail -20 "$out/checkpoint.log"; exit 1; }
+# Every kvbench run is a process that reads the 16 GB checkpoint: time one read (disk or page cache).
+log "reading the checkpoint once"; cat /tmp/llama3-8b-random/*.safetensors > /dev/null; log "read"
 log "kvbench vs transformers"
 python3 scripts/gpu_compare_hf.py --kvbench build-cuda/kvbench --workdir /tmp/llama3-8b-random \
   --tokenizer "$KVBENCH_SHARED_DIR/models/llama3-tokenizer" --out "$out/gpu_vs_hf.json" \
-  --deadline $((budget - SECONDS - 45)) 2> "$out/compare.log"
+  --deadline $((budget - SECONDS - 45)) "${@:3}" 2> "$out/compare.log"
 wait
 log "done"; tail -3 "$out/hf_reference.log"

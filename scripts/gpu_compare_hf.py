@@ -123,6 +123,7 @@ def kvbench_run(args, context, policy):
     cmd = [args.kvbench, "bench", "--model", args.workdir, "--tokenizer", args.tokenizer, "--device", "cuda",
            "--dtype", "bfloat16", "--context", str(context), "--decode", str(DECODE), "--warmup", "1", "--runs", "1",
            "--policy", policy, "--budget", budget, "--protocol", protocol, "--json"]
+    started = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = [0]
 
@@ -139,7 +140,7 @@ def kvbench_run(args, context, policy):
         return {"error": err.strip()[-500:], "command": " ".join(cmd)}
     j = json.loads(out)
     return {"prefill_tokens_per_s": j["prefill_tokens_per_s"], "decode_tokens_per_s": j["decode_tokens_per_s"],
-            "peak_bytes": peak[0], "command": " ".join(cmd), "bench": j}
+            "peak_bytes": peak[0], "process_s": time.perf_counter() - started, "command": " ".join(cmd), "bench": j}
 
 
 def print_table(meta, rows):
@@ -202,7 +203,9 @@ def main():
             print(json.dumps(rows[(c, "full")]), file=sys.stderr, flush=True)
             save()
     if "full" in policies and in_time():
+        t0 = time.perf_counter()
         model = hf_load(args.workdir, "sdpa")
+        meta["transformers_load_s"] = time.perf_counter() - t0
         hf_run(model, 512, "full", presses)  # warm-up: kernels, cuBLAS handles, allocator
         for c in contexts:
             if in_time():
