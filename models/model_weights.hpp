@@ -33,7 +33,8 @@ struct ModelWeights {
 // the tensor and both shapes.
 void validate_weights(const ModelConfig& config, const ModelWeights& weights, const std::string& origin);
 
-// Moves/converts every tensor (e.g. to CUDA bf16).
+// Moves/converts every tensor (e.g. to CUDA bf16). q/k/v and gate/up become consecutive row blocks
+// of one buffer each, which the transformer multiplies as one matrix without a second copy.
 ModelWeights to_device(const ModelWeights& weights, torch::Device device, torch::ScalarType dtype);
 
 }  // namespace kvbench::models

@@ -51,6 +51,21 @@ torch::Tensor project_add(const torch::Tensor& residual, const torch::Tensor& x,
   return torch::addmm(residual, x, w.t());
 }
 
+// The row blocks as one [Σ rows, cols] matrix: the buffer they already share when they are
+// consecutive blocks of it (as to_device lays them out), else a concatenated copy.
+torch::Tensor stacked_rows(const std::vector<torch::Tensor>& parts) {
+  const torch::Tensor& first = parts[0];
+  const int64_t cols = first.size(1);
+  int64_t rows = 0;
+  bool shared = true;
+  for (const torch::Tensor& p : parts) {
+    shared = shared && p.is_contiguous() && p.size(1) == cols && p.is_alias_of(first) &&
+             p.storage_offset() == first.storage_offset() + rows * cols;
+    rows += p.size(0);
+  }
+  return shared ? first.as_strided({rows, cols}, {cols, 1}, first.storage_offset()) : torch::cat(parts, 0);
+}
+
 }  // namespace
 
 // q, k and v (and gate and up) are one matrix each, so a layer runs two input projections instead
@@ -60,7 +75,7 @@ Transformer::Transformer(ModelConfig config, ModelWeights weights)
   const int64_t q_rows = config_.n_heads * config_.head_dim, kv_rows = config_.n_kv_heads * config_.head_dim;
   for (LayerWeights& w : weights_.layers) {
     FusedLayer f;
-    f.wqkv = torch::cat({w.wq, w.wk, w.wv}, 0);
+    f.wqkv = stacked_rows({w.wq, w.wk, w.wv});
     w.wq = f.wqkv.narrow(0, 0, q_rows);
     w.wk = f.wqkv.narrow(0, q_rows, kv_rows);
     w.wv = f.wqkv.narrow(0, q_rows + kv_rows, kv_rows);
@@ -71,7 +86,7 @@ Transformer::Transformer(ModelConfig config, ModelWeights weights)
       w.bv = f.bqkv.narrow(0, q_rows + kv_rows, kv_rows);
     }
     const int64_t hidden = w.w_gate.size(0);
-    f.w_gate_up = torch::cat({w.w_gate, w.w_up}, 0);
+    f.w_gate_up = stacked_rows({w.w_gate, w.w_up});
     w.w_gate = f.w_gate_up.narrow(0, 0, hidden);
     w.w_up = f.w_gate_up.narrow(0, hidden, hidden);
     fused_.push_back(std::move(f));

@@ -69,6 +69,26 @@ TEST_F(Stories260K, GreedyFromBosReproducesRunC) {
   EXPECT_EQ(out.tokens, expected);
 }
 
+// to_device puts q/k/v (and gate/up) as consecutive row blocks of one buffer, with the loaded
+// values, and a transformer built on them gives the same logits as one that concatenates.
+TEST_F(Stories260K, ToDeviceStacksTheFusedProjectionsInOneBuffer) {
+  const ModelWeights placed = to_device(loaded_->weights, torch::kCPU, torch::kFloat32);
+  for (size_t l = 0; l < placed.layers.size(); ++l) {
+    const LayerWeights& w = placed.layers[l];
+    const LayerWeights& original = loaded_->weights.layers[l];
+    EXPECT_EQ(w.wk.data_ptr<float>(), w.wq.data_ptr<float>() + w.wq.numel()) << l;
+    EXPECT_EQ(w.wv.data_ptr<float>(), w.wk.data_ptr<float>() + w.wk.numel()) << l;
+    EXPECT_EQ(w.w_up.data_ptr<float>(), w.w_gate.data_ptr<float>() + w.w_gate.numel()) << l;
+    EXPECT_TRUE(torch::equal(w.wv, original.wv.to(torch::kFloat32)) && torch::equal(w.w_up, original.w_up.to(torch::kFloat32)))
+        << l;
+  }
+  Transformer stacked(loaded_->config, placed);
+  auto c1 = stacked.make_cache(policies::PositionMode::kOriginal);
+  auto c2 = model_->make_cache(policies::PositionMode::kOriginal);
+  const std::vector<int64_t> ids{1, 403, 407, 261, 378, 432};
+  EXPECT_TRUE(torch::equal(stacked.forward(ids, 0, c1, {}, true), model_->forward(ids, 0, c2, {}, true)));
+}
+
 TEST_F(Stories260K, LogitsAtGoldenPositionMatch) {
   Golden golden = read_golden();
   auto cache = model_->make_cache(policies::PositionMode::kOriginal);
