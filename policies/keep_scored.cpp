@@ -27,6 +27,19 @@ torch::Tensor first_valid(const torch::Tensor& valid_in_order, int64_t r) {
   return valid_in_order.logical_and(valid_in_order.to(torch::kInt64).cumsum(1) <= r);
 }
 
+// A ragged cache whose slots left arrival order: the valid slots at or above each row's r-th
+// largest valid position (positions are distinct per row). One order statistic, no sort of the
+// arrival order.
+torch::Tensor newest_valid_by_position(const LayerCache& cache, int64_t r) {
+  const torch::Tensor valid = cache.valid();
+  const int64_t n = cache.size();
+  if (r <= 0) return torch::zeros_like(valid);
+  if (r >= n) return valid.clone();
+  torch::Tensor pos = cache.positions().masked_fill(valid.logical_not(), -1);  // invalid: below every position
+  torch::Tensor kth = std::get<0>(pos.kthvalue(n - r + 1, 1, /*keepdim=*/true));  // the r-th largest
+  return valid.logical_and(pos >= kth);
+}
+
 }  // namespace
 
 torch::Tensor valid_counts(const LayerCache& cache) { return cache.head_lengths().to(torch::kCPU, torch::kInt64); }
@@ -42,9 +55,9 @@ torch::Tensor newest_valid(const LayerCache& cache, int64_t r) {
     if (cache.all_valid()) return (torch::arange(n, long_opts(cache)) >= n - r).unsqueeze(0).expand({kvh, n});
     return first_valid(cache.valid().flip(1), r).flip(1);
   }
+  if (!cache.all_valid()) return newest_valid_by_position(cache, r);
   torch::Tensor perm = cache.arrival_order().flip(1).expand({kvh, n});  // newest first
-  if (cache.all_valid()) return to_slots((torch::arange(n, long_opts(cache)) < r).unsqueeze(0).expand({kvh, n}), perm);
-  return to_slots(first_valid(cache.valid().gather(1, perm), r), perm);
+  return to_slots((torch::arange(n, long_opts(cache)) < r).unsqueeze(0).expand({kvh, n}), perm);
 }
 
 torch::Tensor oldest_valid(const LayerCache& cache, int64_t s) {

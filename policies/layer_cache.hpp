@@ -57,6 +57,8 @@ class LayerCache {
   // Appends T new tokens to every head: k, v [kv_heads, T, head_dim]; positions [T] int64.
   // New per-slot state starts at zero.
   void append(const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& positions);
+  // Room for `capacity` slots without growing (buffers otherwise double when full).
+  void reserve(int64_t capacity);
 
   // Keeps, per head, the slots idx[h, 0..counts[h]); idx is [kv_heads, m] (or [1, m]: the same
   // slots for every head) int64, distinct per row. Under kArrival the kept slots end up in the
@@ -85,7 +87,6 @@ class LayerCache {
   void clear();
 
  private:
-  void reserve(int64_t capacity);
   void gather_all(const torch::Tensor& idx, int64_t m);
   // Copies slot src[r, i] into slot dst[r, i] in every buffer (rows 1 = the same for every head).
   void move_slots(const torch::Tensor& dst, const torch::Tensor& src);
