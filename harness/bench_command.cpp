@@ -49,6 +49,7 @@ struct BenchArgs {
   int64_t decode = 64;
   int runs = 3;
   int warmup = 0;
+  std::string attention = "auto";
   int threads = 0;
   bool json = false;
   bool programs = false;
@@ -75,7 +76,9 @@ std::vector<int64_t> synthetic_tokens(int64_t count, int64_t vocab) {
 Run run_once(const models::Transformer& model, const BenchArgs& args) {
   auto inner = policies::make_policy(args.policy.policy, args.policy.params_json());
   policies::TimedPolicy policy(*inner);
-  models::InferenceSession session(model, &policy, session_options(args.policy));
+  models::SessionOptions options = session_options(args.policy);
+  options.fused_attention = args.attention == "auto";
+  models::InferenceSession session(model, &policy, options);
   const std::vector<int64_t> prompt = synthetic_tokens(args.context, model.config().vocab_size);
   using clock = std::chrono::steady_clock;
   auto t0 = clock::now();
@@ -145,6 +148,7 @@ int run_summary(const BenchArgs& args) {
                         {"load_s", load_s},
                         {"runs", args.runs},
                         {"warmup", args.warmup},
+                        {"attention", args.attention},
                         {"prefill_tokens_per_s", prefill},
                         {"decode_tokens_per_s", decode},
                         {"decode_step_us", step_us},
@@ -194,6 +198,11 @@ const CommandRegistration registration(
       app.add_option("--runs", args->runs, "repetitions; the table shows the median")->capture_default_str();
       app.add_option("--warmup", args->warmup, "runs before the measured ones, not counted (one-off CUDA costs)")
           ->capture_default_str();
+      app.add_option("--attention", args->attention,
+                     "auto (the fused kernel where libtorch has one and the policy needs no statistics) or chunked "
+                     "(always the matmul-softmax path, to compare the two)")
+          ->capture_default_str()
+          ->check(CLI::IsMember({"auto", "chunked"}));
       app.add_option("--threads", args->threads, "threads for the BLAS products, one for elementwise ops (models/cpu_threads.hpp; 0 = the cores, as every command)")->capture_default_str();
       app.add_flag("--json", args->json, "print a JSON object");
       app.add_flag("--programs", args->programs, "run the Google Benchmark programs in build/bench instead");

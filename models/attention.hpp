@@ -18,6 +18,8 @@ struct AttentionRequest {
   // Multiplier on the logits of a query that attends n keys (BUZZ with log n); empty = 1.
   std::function<double(int64_t)> logit_scale;
   int64_t max_score_elements = int64_t{1} << 24;  // bounds heads × q_chunk × n
+  // false: always the chunked matmul-softmax, never the fused kernel (to compare the two).
+  bool allow_fused = true;
 };
 
 struct AttentionResult {

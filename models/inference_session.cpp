@@ -21,6 +21,7 @@ torch::Tensor InferenceSession::run(const std::vector<int64_t>& tokens, policies
   control.policy = policy_;
   control.phase = phase;
   control.compress = compress && policy_ != nullptr;
+  control.fused_attention = options_.fused_attention;
   torch::Tensor logits = model_.forward(tokens, next_position_, cache_, control, all_logits);
   next_position_ += static_cast<int64_t>(tokens.size());
   peak_bytes_ = std::max(peak_bytes_, cache_.logical_bytes());

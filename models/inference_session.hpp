@@ -19,6 +19,7 @@ struct SessionOptions {
   int64_t block = 1;  // stream protocol: prompt block size
   policies::Budget budget = policies::Budget::unlimited();
   uint64_t seed = 0;
+  bool fused_attention = true;  // false: the chunked attention path only (kernel comparisons)
 };
 
 class InferenceSession {

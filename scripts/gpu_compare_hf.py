@@ -122,7 +122,7 @@ def kvbench_run(args, context, policy):
     protocol = "oneshot" if policy == "snapkv" else "decode"
     cmd = [args.kvbench, "bench", "--model", args.workdir, "--tokenizer", args.tokenizer, "--device", "cuda",
            "--dtype", "bfloat16", "--context", str(context), "--decode", str(DECODE), "--warmup", "1", "--runs", "1",
-           "--policy", policy, "--budget", budget, "--protocol", protocol, "--json"]
+           "--policy", policy, "--budget", budget, "--protocol", protocol, "--attention", args.attention, "--json"]
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = [0]
@@ -170,6 +170,8 @@ def main():
                     help="seconds from the start after which no new run begins (a short device lease); "
                          "the JSON is rewritten after every run, so what finished is kept")
     ap.add_argument("--checkpoint-only", action="store_true", help="write the checkpoint and stop")
+    ap.add_argument("--attention", default="auto", choices=["auto", "chunked"],
+                    help="kvbench's attention kernel (bench --attention): chunked compares the matmul-softmax path")
     args = ap.parse_args()
     start = time.time()
     try:

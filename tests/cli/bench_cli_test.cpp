@@ -25,6 +25,15 @@ TEST(BenchCommand, JsonSummaryOfABoundedDecode) {
   EXPECT_GT(j["decode_tokens_per_s"].get<double>(), 0.0);
 }
 
+TEST(BenchCommand, ChunkedAttentionIsAChoiceAndOtherKernelsAreRefused) {
+  CommandResult r = run_kvbench("bench --model stories260K --context 16 --decode 2 --runs 1 --attention chunked --json");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(nlohmann::json::parse(r.output)["attention"], "chunked");
+  CommandResult bad = run_kvbench("bench --model stories260K --context 16 --attention flash 2>&1");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.output.find("--attention"), std::string::npos) << bad.output;
+}
+
 TEST(BenchCommand, NegativeWarmupIsOneClearError) {
   CommandResult r = run_kvbench("bench --model stories260K --context 8 --warmup -1 2>&1");
   EXPECT_NE(r.exit_code, 0);

@@ -67,5 +67,19 @@ TEST(Attention, RowStatisticsApartEqualOnePassOverEveryQuery) {
   }
 }
 
+// The fused kernel (libtorch >= 2; the same chunked path on 1.13) and the chunked matmul-softmax
+// give the same output, for a block of queries and for one decoding query.
+TEST(Attention, FusedAndChunkedGiveTheSameOutput) {
+  const Rope rope(config());
+  LayerCache cache = filled_cache(false);
+  torch::manual_seed(5);
+  for (int64_t T : {int64_t{9}, int64_t{1}}) {
+    const torch::Tensor q = torch::randn({kHeads, T, kHeadDim});
+    AttentionRequest fused, chunked;
+    chunked.allow_fused = false;
+    expect_same(attend(q, cache, rope, fused).output, attend(q, cache, rope, chunked).output, "output");
+  }
+}
+
 }  // namespace
 }  // namespace kvbench::models
