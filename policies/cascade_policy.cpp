@@ -32,6 +32,7 @@
 
 #include "policies/cascade_book.hpp"
 #include "policies/registry.hpp"
+#include "policies/selection.hpp"
 
 namespace kvbench::policies {
 namespace {
@@ -144,7 +145,7 @@ class CascadePolicy : public Policy {
     for (int64_t j = 0; j < n; ++j)
       if (!find(pos[j])) gone.push_back(j);
     if (cache.slot_order() == SlotOrder::kAny) {  // O(evicted): the holes are refilled from the tail
-      cache.evict(torch::tensor(gone, torch::kInt64).unsqueeze(0));
+      cache.evict(host_slots_on(gone, cache.keys().device()));
       return;
     }
     std::vector<int64_t> keep;  // kArrival: the survivors, in slot order
@@ -153,7 +154,7 @@ class CascadePolicy : public Policy {
       if (g < static_cast<int64_t>(gone.size()) && gone[g] == j) ++g;
       else keep.push_back(j);
     }
-    cache.keep(torch::tensor(keep, torch::kInt64).unsqueeze(0));
+    cache.keep(host_slots_on(keep, cache.keys().device()));
   }
 
   // For tests and reports: eq. 4's approximate context length under the resolved budget.
