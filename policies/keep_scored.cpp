@@ -3,6 +3,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "policies/order_statistic.hpp"
 #include "policies/selection.hpp"
 
 namespace kvbench::policies {
@@ -36,7 +37,7 @@ torch::Tensor newest_valid_by_position(const LayerCache& cache, int64_t r) {
   if (r <= 0) return torch::zeros_like(valid);
   if (r >= n) return valid.clone();
   torch::Tensor pos = cache.positions().masked_fill(valid.logical_not(), -1);  // invalid: below every position
-  torch::Tensor kth = std::get<0>(pos.kthvalue(n - r + 1, 1, /*keepdim=*/true));  // the r-th largest
+  torch::Tensor kth = kth_largest(pos, r);
   return valid.logical_and(pos >= kth);
 }
 

@@ -3,8 +3,67 @@
 #include <algorithm>
 #include <limits>
 #include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "policies/order_statistic.hpp"
 
 namespace kvbench::policies {
+
+namespace {
+
+// top_k_mask of CPU rows [rows, n] given each row's k-th largest: one pass counts the values
+// above it, a second marks them and the first ties by column.
+template <typename T>
+torch::Tensor top_k_mask_cpu(const torch::Tensor& rows_in, const torch::Tensor& kth_in, int64_t k) {
+  const torch::Tensor rows = rows_in.contiguous(), kth = kth_in.contiguous();
+  const int64_t count = rows.size(0), n = rows.size(1);
+  torch::Tensor mask = torch::empty({count, n}, torch::kBool);
+  bool* out = mask.data_ptr<bool>();
+  for (int64_t r = 0; r < count; ++r) {
+    const T* row = rows.data_ptr<T>() + r * n;
+    const T t = kth.data_ptr<T>()[r];
+    int64_t above = 0;
+    for (int64_t j = 0; j < n; ++j) above += row[j] > t;
+    int64_t wanted = k - above;  // ties still needed, >= 1
+    for (int64_t j = 0; j < n; ++j) {
+      const bool tie = row[j] == t;
+      out[r * n + j] = row[j] > t || (tie && wanted > 0);
+      wanted -= tie;
+    }
+  }
+  return mask;
+}
+
+// lowest_scored_slots on the CPU: the same (score, newest first) keys, one radix select and
+// one pass to collect the e slots at or below the e-th key (keys are distinct within a row).
+torch::Tensor lowest_scored_slots_cpu(const torch::Tensor& scores_in, const torch::Tensor& positions_in, int64_t e,
+                                      bool lowest_first) {
+  const torch::Tensor scores = scores_in.to(torch::kFloat32).contiguous();
+  const int64_t rows = scores.size(0), n = scores.size(1);
+  const torch::Tensor positions = positions_in.to(torch::kInt64).expand({rows, n}).contiguous();
+  torch::Tensor out = torch::empty({rows, e}, torch::kInt64);
+  if (e == 0) return out;
+  std::vector<uint64_t> keys(static_cast<size_t>(n)), scratch(static_cast<size_t>(n));
+  std::vector<std::pair<uint64_t, int64_t>> chosen;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* score = scores.data_ptr<float>() + r * n;
+    const int64_t* position = positions.data_ptr<int64_t>() + r * n;
+    for (int64_t j = 0; j < n; ++j)  // ties: the larger position first
+      keys[j] = order_key(score[j]) | static_cast<uint64_t>(((int64_t{1} << 31) - 1 - position[j]) & 0xffffffff);
+    std::copy(keys.begin(), keys.end(), scratch.begin());
+    const uint64_t last = kth_smallest_key(scratch.data(), scratch.size(), static_cast<size_t>(e));
+    chosen.clear();
+    for (int64_t j = 0; j < n; ++j)
+      if (keys[j] <= last) chosen.emplace_back(keys[j], j);
+    if (lowest_first) std::sort(chosen.begin(), chosen.end());
+    int64_t* row = out.data_ptr<int64_t>() + r * e;
+    for (int64_t i = 0; i < e; ++i) row[i] = chosen[i].second;
+  }
+  return out;
+}
+
+}  // namespace
 
 torch::Tensor mask_invalid(const LayerCache& cache, torch::Tensor scores) {
   if (cache.all_valid()) return scores;
@@ -24,6 +83,7 @@ torch::Tensor top_k_slots(const torch::Tensor& scores, int64_t k) {
 }
 
 torch::Tensor lowest_scored_slots(const torch::Tensor& scores, const torch::Tensor& positions, int64_t e, bool lowest_first) {
+  if (scores.device().is_cpu() && positions.device().is_cpu()) return lowest_scored_slots_cpu(scores, positions, e, lowest_first);
   // One int64 key per slot, (score, newest first) in lexicographic order: the float's bits mapped
   // to an order-preserving integer (negative floats reverse their bit order; + 0.0 turns -0.0
   // into +0.0) above 31 bits of reversed position. Exact, so topk needs no tie rule of its own.
@@ -37,10 +97,18 @@ torch::Tensor top_k_mask(const torch::Tensor& scores, int64_t k) {
   const int64_t n = scores.size(-1);
   if (k <= 0) return torch::zeros(scores.sizes(), scores.options().dtype(torch::kBool));
   if (k >= n) return torch::ones(scores.sizes(), scores.options().dtype(torch::kBool));
-  torch::Tensor kth = std::get<0>(scores.kthvalue(n - k + 1, -1, /*keepdim=*/true));  // the k-th largest
-  torch::Tensor above = scores > kth, ties = scores == kth;
+  const torch::Tensor rows = scores.reshape({-1, n});
+  if (rows.device().is_cpu()) {
+    // Half types widen exactly to float32.
+    const bool wide = rows.scalar_type() == torch::kFloat64;
+    const torch::Tensor values = wide ? rows : rows.to(torch::kFloat32);
+    const torch::Tensor kth = kth_largest(values, k);
+    return (wide ? top_k_mask_cpu<double>(values, kth, k) : top_k_mask_cpu<float>(values, kth, k)).reshape(scores.sizes());
+  }
+  torch::Tensor kth = kth_largest(rows, k).reshape({-1, 1});
+  torch::Tensor above = rows > kth, ties = rows == kth;
   torch::Tensor wanted = k - above.sum(-1, /*keepdim=*/true);  // ties still needed, >= 1
-  return above.logical_or(ties.logical_and(ties.cumsum(-1) <= wanted));
+  return above.logical_or(ties.logical_and(ties.cumsum(-1) <= wanted)).reshape(scores.sizes());
 }
 
 torch::Tensor host_slots_on(const std::vector<int64_t>& slots, const torch::Device& device) {
