@@ -46,8 +46,7 @@ torch::Tensor eviction_scope(const ScopeConfig& config, int64_t rows, int64_t n,
       const int64_t r = std::clamp<int64_t>(config.protect, 0, room);
       torch::Tensor s = std.to(torch::kFloat64).clone();
       s.narrow(1, 0, sinks).fill_(-std::numeric_limits<double>::infinity());  // sinks are out already
-      torch::Tensor top = top_k_slots(s, r);                                  // the r largest std
-      scope.scatter_(1, top, false);
+      scope.logical_and_(top_k_mask(s, r).logical_not());                    // the r largest std
       break;
     }
     case Scope::kEasyKV: {
@@ -56,8 +55,7 @@ torch::Tensor eviction_scope(const ScopeConfig& config, int64_t rows, int64_t n,
       torch::Tensor s = std.to(torch::kFloat64).clone();
       s.narrow(1, 0, sinks).fill_(std::numeric_limits<double>::infinity());
       s.narrow(1, n - last, last).fill_(std::numeric_limits<double>::infinity());
-      torch::Tensor lowest = top_k_slots(-s, candidates);  // the candidates of lowest std
-      scope = torch::zeros({rows, n}, torch::kBool).scatter_(1, lowest, true);
+      scope = top_k_mask(-s, candidates);  // the candidates of lowest std
       break;
     }
   }

@@ -28,6 +28,7 @@
 #include "policies/eviction_scope.hpp"
 #include "policies/importance_scores.hpp"
 #include "policies/registry.hpp"
+#include "policies/selection.hpp"
 
 namespace kvbench::policies {
 namespace {
@@ -115,11 +116,12 @@ class RocoPolicy : public Policy {
   }
 
  private:
-  // Per row, the `evict` in-scope slots of lowest importance (ties: the older slot).
+  // Per row, the `evict` in-scope slots of lowest importance (ties: the older slot), in column
+  // order: the largest of the negated scores by an order statistic, no sort.
   static torch::Tensor lowest_in_scope(const torch::Tensor& importance, const torch::Tensor& scope, int64_t evict) {
     torch::Tensor masked = importance.masked_fill(scope.logical_not(), std::numeric_limits<double>::infinity());
-    torch::Tensor order = std::get<1>(masked.sort(/*stable=*/true, /*dim=*/1, /*descending=*/false));
-    return order.narrow(1, 0, evict);
+    torch::Tensor chosen = top_k_mask(masked.neg(), evict);  // exactly `evict` per row
+    return chosen.nonzero().select(1, 1).reshape({importance.size(0), evict});
   }
 
   Importance importance_;
