@@ -1,7 +1,9 @@
 #include "policies/layer_cache.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <stdexcept>
+#include <vector>
 
 namespace kvbench::policies {
 namespace {
@@ -12,6 +14,36 @@ constexpr int64_t kPairwiseEvictLimit = 64;
 
 torch::TensorOptions long_on(const torch::Tensor& like) {
   return torch::TensorOptions().dtype(torch::kInt64).device(like.device());
+}
+
+// arrival_after_moves on the CPU: one pass per row over the old order, renaming through a dense
+// slot map (the tensor form costs seven passes and as many allocations).
+torch::Tensor arrival_after_moves_cpu(const torch::Tensor& order_in, const torch::Tensor& discarded_in,
+                                      const torch::Tensor& dst_in, const torch::Tensor& src_in,
+                                      const torch::Tensor& real_in, int64_t m) {
+  const int64_t n = discarded_in.size(1), r = std::max(discarded_in.size(0), order_in.size(0)), e = dst_in.size(1);
+  const torch::Tensor order = order_in.expand({r, n}).contiguous(), discarded = discarded_in.expand({r, n}).contiguous();
+  const torch::Tensor dst = dst_in.expand({r, e}).contiguous(), src = src_in.expand({r, e}).contiguous();
+  const torch::Tensor real = real_in.expand({r, e}).contiguous();
+  torch::Tensor out = torch::empty({r, m}, torch::kInt64);
+  std::vector<int64_t> rename(static_cast<size_t>(n));
+  for (int64_t h = 0; h < r; ++h) {
+    const int64_t* from = order.data_ptr<int64_t>() + h * n;
+    const bool* gone = discarded.data_ptr<bool>() + h * n;
+    std::iota(rename.begin(), rename.end(), int64_t{0});
+    for (int64_t i = 0; i < e; ++i)
+      if (real.data_ptr<bool>()[h * e + i]) rename[src.data_ptr<int64_t>()[h * e + i]] = dst.data_ptr<int64_t>()[h * e + i];
+    int64_t* to = out.data_ptr<int64_t>() + h * m;
+    int64_t kept = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t slot = from[j];
+      if (gone[slot]) continue;
+      if (kept == m) throw std::logic_error("LayerCache: more survivors than slots after an eviction");
+      to[kept++] = rename[slot];
+    }
+    if (kept != m) throw std::logic_error("LayerCache: fewer survivors than slots after an eviction");
+  }
+  return out;
 }
 
 }  // namespace
@@ -279,6 +311,7 @@ void LayerCache::evict(const torch::Tensor& idx_in, const torch::Tensor& counts_
     torch::Tensor pad = torch::arange(m, m + w, opts).expand({heads, w});  // discarded slots copied onto themselves
     torch::Tensor dst = torch::where(real, holes, pad), src = torch::where(real, movers, pad);
     move_slots(dst, src);
+    size_ = m;  // before the memo, which is valid for the shrunk cache only
     if (order.defined()) {
       // Gone from the order: the tokens above m that did not move, and the holes' old tokens.
       torch::Tensor discarded = torch::zeros({heads, n + 1}, bool_opts);
@@ -297,6 +330,7 @@ void LayerCache::evict(const torch::Tensor& idx_in, const torch::Tensor& counts_
 torch::Tensor LayerCache::arrival_after_moves(torch::Tensor order, const torch::Tensor& discarded, const torch::Tensor& dst,
                                               const torch::Tensor& src, const torch::Tensor& real, int64_t m) const {
   const int64_t n = discarded.size(1), r = std::max(discarded.size(0), order.size(0)), e = dst.size(1);
+  if (order.device().is_cpu()) return arrival_after_moves_cpu(order, discarded, dst, src, real, m);
   auto opts = long_on(order);
   order = order.expand({r, n});
   torch::Tensor kept = discarded.expand({r, n}).gather(1, order).logical_not();  // in arrival order
