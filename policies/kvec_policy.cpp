@@ -97,12 +97,13 @@ class KvecPolicy : public Policy {
     torch::Tensor perm;  // [kvh, n] arrival index → slot; undefined while slots are in arrival order
     if (!cache.in_arrival_order()) perm = cache.arrival_order().to(torch::kCPU).expand({kvh, n});
     // Query head q reads the slots of stored head q / (heads / kvh).
-    torch::Tensor query_perm = perm.defined() ? perm.repeat_interleave(std::max<int64_t>(heads / kvh, 1), 0) : perm;
+    const int64_t group = std::max<int64_t>(heads / kvh, 1);
+    torch::Tensor query_perm = perm.defined() && group > 1 ? perm.repeat_interleave(group, 0) : perm;
     torch::Tensor P_all = in_arrival(window_mean(window_), query_perm);  // [H, n]
     torch::Tensor P = P_all.narrow(-1, 0, prefix);                       // [H, prefix]
     if (head_coverage_ && delta_ > 0) {
       const torch::Tensor& over = std_over_all_ ? P_all : P;
-      torch::Tensor focus = criterion_ == "std" ? over.std(1) : entropy(over);
+      torch::Tensor focus = criterion_ == "std" ? std_dev(over) : entropy(over);
       // Lowest std = least focused; highest entropy = least focused.
       torch::Tensor order = std::get<1>(focus.sort(/*stable=*/true, 0, /*descending=*/criterion_ == "entropy"));
       for (int64_t i = 0; i < std::min<int64_t>(delta_, P.size(0)); ++i) {
@@ -134,7 +135,7 @@ class KvecPolicy : public Policy {
       adjusted.masked_fill_(top_k_mask(Pkv, forced), forced_score);
     }
     torch::Tensor chosen = top_k_mask(adjusted, keep_others);  // ties: the older token
-    record_coverage(positions.masked_select(chosen));
+    record_coverage(positions, chosen);
     // The prefix tokens not chosen (the same number on every head) leave; the window stays.
     torch::Tensor evicted = chosen.logical_not().nonzero().select(1, 1).reshape({kvh, prefix - keep_others});
     cache.evict(perm.defined() ? perm.gather(1, evicted) : evicted);
@@ -160,6 +161,14 @@ class KvecPolicy : public Policy {
     throw std::invalid_argument("kvec: std_over must be all or prefix, got '" + v + "'");
   }
 
+  // Sample standard deviation of every row (divisor n − 1, as torch's std; σ = 0 for one token),
+  // by two passes: torch's Welford reduction costs ~8× more on rows of a few thousand.
+  static torch::Tensor std_dev(const torch::Tensor& P) {
+    const int64_t n = P.size(1);
+    torch::Tensor centred = P - P.mean(1, /*keepdim=*/true);
+    return (centred.square().sum(1) / static_cast<double>(std::max<int64_t>(n - 1, 1))).sqrt();
+  }
+
   static torch::Tensor entropy(const torch::Tensor& P) {
     torch::Tensor p = P / P.sum(1, true).clamp_min(1e-30);
     return -(p * (p.clamp_min(1e-30)).log()).sum(1);
@@ -174,11 +183,13 @@ class KvecPolicy : public Policy {
   }
 
   // n_t += 1 for every original position kept by at least one head of this layer.
-  void record_coverage(const torch::Tensor& kept_positions) {
-    grow_counts(kept_positions.max().item<int64_t>() + 1);
-    torch::Tensor kept = torch::zeros_like(layer_counts_);
-    kept.index_fill_(0, kept_positions.reshape({-1}), 1.0);
-    layer_counts_ += kept;
+  // positions [rows, m], chosen [rows, m] bool: the heads that kept each position are counted,
+  // and any count turns into one.
+  void record_coverage(const torch::Tensor& positions, const torch::Tensor& chosen) {
+    grow_counts(positions.max().item<int64_t>() + 1);
+    torch::Tensor heads_keeping = torch::zeros_like(layer_counts_);
+    heads_keeping.index_add_(0, positions.reshape({-1}), chosen.reshape({-1}).to(torch::kFloat64));
+    layer_counts_ += heads_keeping.clamp_max_(1.0);
   }
 
   void grow_counts(int64_t size) {
