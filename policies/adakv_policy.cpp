@@ -88,7 +88,8 @@ class AdaKvPolicy : public Policy {
     }
     if (scorer_->repeats_kv()) repeat_to_query_heads(cache, info_);
     const int64_t H = cache.kv_heads(), n = cache.size();
-    torch::Tensor window = newest_valid(cache, w).to(torch::kCPU);
+    const torch::Tensor protected_slots = newest_valid(cache, w);
+    torch::Tensor window = protected_slots.to(torch::kCPU);
     if (b <= 0) {  // the budget is all window
       keep_best(cache, torch::zeros({1, n}), std::max<int64_t>(w, 1), window);
       return;
@@ -96,7 +97,7 @@ class AdaKvPolicy : public Policy {
     torch::Tensor prefix = window.logical_not();
     if (!cache.all_valid()) prefix = prefix.logical_and(cache.valid().to(torch::kCPU));
     const float inf = std::numeric_limits<float>::infinity();
-    torch::Tensor scores = scorer_->scores(layer, cache, w).to(torch::kCPU, torch::kFloat32).expand({H, n}).contiguous();
+    torch::Tensor scores = scorer_->scores(layer, cache, protected_slots).to(torch::kCPU, torch::kFloat32).expand({H, n}).contiguous();
     const torch::Tensor available = prefix.sum(1);
     const torch::Tensor surplus = available - allocate(layer, scores, prefix, available, b);
     // Each head evicts its lowest-scored prefix tokens beyond its capacity (ties: the newest first,

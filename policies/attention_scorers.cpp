@@ -38,7 +38,7 @@ class AccumulatedAttentionScorer : public SlotScorer {
   int64_t recent(int64_t budget) const override {
     return std::min<int64_t>(budget, static_cast<int64_t>(std::floor(recent_ratio_ * static_cast<double>(budget))));
   }
-  torch::Tensor scores(int64_t, const LayerCache& cache, int64_t) override {
+  torch::Tensor scores(int64_t, const LayerCache& cache, const torch::Tensor&) override {
     return const_cast<LayerCache&>(cache).state("h2o_acc");  // stays on the cache's device
   }
 
@@ -64,7 +64,7 @@ class LastQueryScorer : public SlotScorer {
       last_[layer] = reduce_to_kv_heads(stats.last_row, cache.kv_heads(), reduce_).to(torch::kFloat32);
   }
   int64_t recent(int64_t) const override { return 0; }
-  torch::Tensor scores(int64_t layer, const LayerCache& cache, int64_t) override {
+  torch::Tensor scores(int64_t layer, const LayerCache& cache, const torch::Tensor&) override {
     return row_or_zeros(last_, layer, cache);
   }
   static torch::Tensor row_or_zeros(const std::map<int64_t, torch::Tensor>& rows, int64_t layer, const LayerCache& cache) {
@@ -104,10 +104,20 @@ class WindowAttentionScorer : public SlotScorer {
   // A ragged head's holes sit anywhere in a kAny cache, and between its old tokens and the ones
   // appended since on an arrival-ordered cache: pooling must not see them as neighbours. Valid
   // slots first, in arrival order, then the holes (a stable partition in O(n), no sort).
-  static torch::Tensor valid_first(const torch::Tensor& perm, const torch::Tensor& valid) {
-    torch::Tensor ok = valid.gather(1, perm).to(torch::kInt64);
-    torch::Tensor rank = torch::where(ok.to(torch::kBool), ok.cumsum(1) - 1, ok.sum(1, true) + (1 - ok).cumsum(1) - 1);
-    return torch::empty_like(perm).scatter_(1, rank, perm);
+  // perm [rows, n] int64 and valid [rows, n] bool, both on the CPU.
+  static torch::Tensor valid_first(const torch::Tensor& perm_in, const torch::Tensor& valid_in) {
+    const torch::Tensor perm = perm_in.contiguous(), valid = valid_in.expand(perm.sizes()).contiguous();
+    const int64_t rows = perm.size(0), n = perm.size(1);
+    torch::Tensor out = torch::empty_like(perm);
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t* slots = perm.data_ptr<int64_t>() + r * n;
+      const bool* ok = valid.data_ptr<bool>() + r * n;
+      int64_t* to = out.data_ptr<int64_t>() + r * n;
+      int64_t next_valid = 0, next_hole = 0;
+      for (int64_t j = 0; j < n; ++j) next_hole += ok[slots[j]];
+      for (int64_t j = 0; j < n; ++j) to[ok[slots[j]] ? next_valid++ : next_hole++] = slots[j];
+    }
+    return out;
   }
   // Pooling reads neighbouring tokens, which scores() finds by arrival order, not by slot.
   bool slot_order_free() const override { return true; }
@@ -123,12 +133,12 @@ class WindowAttentionScorer : public SlotScorer {
   }
   int64_t recent(int64_t budget) const override { return std::min(window_, budget); }
   bool repeats_kv() const override { return gqa_ == GqaMode::kRepeat; }
-  torch::Tensor scores(int64_t layer, const LayerCache& cache, int64_t recent) override {
+  torch::Tensor scores(int64_t layer, const LayerCache& cache, const torch::Tensor& protected_slots) override {
     torch::Tensor s = LastQueryScorer::row_or_zeros(summed_, layer, cache);
     if (s.size(0) != cache.kv_heads())
       throw std::logic_error("snapkv scorer: " + std::to_string(s.size(0)) + " score rows for " +
                              std::to_string(cache.kv_heads()) + " stored heads (gqa repeat: repeat the cache first)");
-    torch::Tensor outside = newest_valid(cache, recent).logical_not().to(torch::kCPU);
+    torch::Tensor outside = protected_slots.logical_not().to(torch::kCPU);
     if (!cache.all_valid()) outside = outside.logical_and(cache.valid().to(torch::kCPU));
     torch::Tensor masked = s * outside.to(torch::kFloat32);
     if (cache.in_arrival_order() && cache.all_valid()) return pool_scores(masked, pooling_, kernel_);
@@ -212,7 +222,7 @@ class AboveAverageCountScorer : public SlotScorer {
     step += T;
   }
   int64_t recent(int64_t budget) const override { return std::min(recent_, budget); }
-  torch::Tensor scores(int64_t, const LayerCache& cache, int64_t) override {
+  torch::Tensor scores(int64_t, const LayerCache& cache, const torch::Tensor&) override {
     auto& state = const_cast<LayerCache&>(cache);
     switch (reduce_) {
       case HeadReduce::kMax: return state.state("sh_nonzero", {}, torch::kInt32).to(torch::kFloat32);

@@ -34,9 +34,11 @@ class SlotScorer {
   // True when the scores are per query head and the policy must repeat a GQA layer's K/V to the
   // query heads before selecting (GqaMode::kRepeat; the SnapKV scorer's default).
   virtual bool repeats_kv() const { return false; }
-  // [kv_heads, size] float32 (one row per stored head; on the CPU, or on the cache's device where noted), higher = more important. `recent` is the number of
-  // protected newest slots (SnapKV pools over the older slots only).
-  virtual torch::Tensor scores(int64_t layer, const LayerCache& cache, int64_t recent) = 0;
+  // [kv_heads, size] float32 (one row per stored head; on the CPU, or on the cache's device where
+  // noted), higher = more important. `protected_slots` [kv_heads, size] bool marks the protected
+  // newest slots, newest_valid(cache, recent(budget)), which the policy has already computed
+  // (SnapKV pools over the older slots only).
+  virtual torch::Tensor scores(int64_t layer, const LayerCache& cache, const torch::Tensor& protected_slots) = 0;
 };
 
 // name: h2o | tova | snapkv | scissorhands. `params` holds the scorer's parameters (the

@@ -32,10 +32,11 @@ class ScoredPolicy : public Policy {
     if (fits_budget(cache, budget)) return;
     if (scorer_->repeats_kv()) repeat_to_query_heads(cache, info_);
     const int64_t recent = std::min(budget, recent_slots(budget));
-    torch::Tensor scores = scorer_->scores(layer, cache, recent);
+    const torch::Tensor window = newest_valid(cache, recent);
+    torch::Tensor scores = scorer_->scores(layer, cache, window);
     // TOVA: one ranking for every head, the scores averaged over heads.
     if (same_for_all_heads_) scores = scores.mean(0, /*keepdim=*/true);
-    keep_best(cache, scores, budget, newest_valid(cache, recent));
+    keep_best(cache, scores, budget, window);
   }
 
  protected:

@@ -7,6 +7,7 @@
 #include "policies/attention_scorers.hpp"
 #include "policies/baselines_helpers.hpp"
 #include "policies/gqa_mode.hpp"
+#include "policies/keep_scored.hpp"
 #include "policies/registry.hpp"
 
 namespace kvbench::policies {
@@ -391,7 +392,7 @@ TEST(BaselineScissorHands, CountsExpireAfterTheHistoryWindowAndTravelWithTheirSl
     scorer->observe(0, cache, s, Phase::kDecode);
   };
   auto counts = [&] {
-    torch::Tensor c = scorer->scores(0, cache, 0)[0];
+    torch::Tensor c = scorer->scores(0, cache, newest_valid(cache, 0))[0];
     return std::vector<float>(c.data_ptr<float>(), c.data_ptr<float>() + c.numel());
   };
   step({0.8f, 0.1f, 0.1f});  // slot 0 above 1/3
