@@ -4,20 +4,11 @@
 #include <limits>
 
 namespace kvbench::policies {
-namespace {
 
-// ReLU(a · bᵀ) for a [m, d], b [t, d], as a batch of one: the same product (and rounding) as the
-// batched similarity of every head at once.
-torch::Tensor relu_products(const torch::Tensor& a, const torch::Tensor& b) {
-  return torch::relu(torch::matmul(a.unsqueeze(0), b.t().unsqueeze(0))).squeeze(0);
-}
-
-}  // namespace
-
-void OnlineSummary::reserve(int64_t ids, int64_t head_dim) {
-  if (ids <= capacity_) return;
+void OnlineSummary::reserve(int64_t rows, int64_t head_dim) {
+  if (rows <= capacity_) return;
   // The similarity buffer is quadratic: grow by a quarter, not by doubling.
-  const int64_t capacity = std::max(ids, capacity_ + capacity_ / 4 + 16);
+  const int64_t capacity = std::max(rows, capacity_ + capacity_ / 4 + 16);
   const int64_t kvh = static_cast<int64_t>(heads_.size());
   torch::Tensor sim = torch::zeros({kvh, capacity, capacity}, torch::kFloat64);
   torch::Tensor unit = torch::zeros({kvh, capacity, head_dim}, torch::kFloat64);
@@ -29,67 +20,58 @@ void OnlineSummary::reserve(int64_t ids, int64_t head_dim) {
   unit_ = unit;
   capacity_ = capacity;
   for (Head& head : heads_) {
+    head.taken.resize(capacity, 0);
     head.member.resize(capacity, 0);
     head.nearest.resize(capacity, 0.0);
-    head.nearest_id.resize(capacity, -1);
+    head.nearest_row.resize(capacity, -1);
   }
 }
 
-void OnlineSummary::rebuild(LayerCache& cache) {
-  const int64_t kvh = cache.kv_heads(), n = cache.size();
-  heads_.assign(kvh, Head{});
-  capacity_ = 0;
-  reserve(n + 16, cache.head_dim());
-  torch::Tensor unit = submodular::unit_rows(cache.keys());  // [kvh, n, d]
-  unit_.narrow(1, 0, n).copy_(unit);
-  sim_.narrow(1, 0, n).narrow(2, 0, n).copy_(torch::relu(torch::matmul(unit, unit.transpose(1, 2))));
-  for (Head& head : heads_) head.next_id = n;
-  cache.state("bb_id", {}, torch::kInt64).copy_(torch::arange(1, n + 1, torch::kInt64).expand({kvh, n}));
+void OnlineSummary::forget(Head& head) const {
+  head.free_rows.clear();
+  for (int64_t r = head.rows - 1; r >= 0; --r) head.free_rows.push_back(r);  // lowest rows first
+  std::fill(head.taken.begin(), head.taken.end(), 0);
+  std::fill(head.member.begin(), head.member.end(), 0);
+  std::fill(head.nearest.begin(), head.nearest.end(), 0.0);
+  std::fill(head.nearest_row.begin(), head.nearest_row.end(), -1);
+  head.members = 0;
 }
 
-void OnlineSummary::add_new_tokens(LayerCache& cache) {
-  const int64_t kvh = cache.kv_heads(), n = cache.size();
-  torch::Tensor state = cache.state("bb_id", {}, torch::kInt64);  // id + 1; 0 for a slot not seen yet
-  torch::Tensor ids = state.to(torch::kCPU).contiguous();
-  auto id = ids.accessor<int64_t, 2>();
-  std::vector<std::vector<int64_t>> new_slots(kvh), new_ids(kvh);
-  int64_t most = capacity_;
-  for (int64_t h = 0; h < kvh; ++h) {
+std::vector<int64_t> OnlineSummary::place(int64_t h, const torch::Tensor& keys, const std::vector<int64_t>& slots) {
+  const int64_t t = static_cast<int64_t>(slots.size());
+  std::vector<int64_t> rows(t);
+  {
     Head& head = heads_[h];
-    for (int64_t j = 0; j < n; ++j) {
-      if (id[h][j] != 0) continue;
-      int64_t fresh = head.next_id;
-      if (!head.free_ids.empty()) {
-        fresh = head.free_ids.back();
-        head.free_ids.pop_back();
+    for (int64_t c = 0; c < t; ++c) {
+      if (head.free_rows.empty()) {
+        rows[c] = head.rows++;
       } else {
-        ++head.next_id;
+        rows[c] = head.free_rows.back();
+        head.free_rows.pop_back();
       }
-      id[h][j] = fresh + 1;
-      new_slots[h].push_back(j);
-      new_ids[h].push_back(fresh);
-      most = std::max(most, fresh + 1);
+    }
+    reserve(head.rows, keys.size(-1));
+  }
+  Head& head = heads_[h];  // reserve() resized every head's vectors
+  for (int64_t r : rows) head.taken[r] = 1;
+  torch::Tensor at = torch::tensor(slots, torch::kInt64).to(keys.device());
+  torch::Tensor unit = submodular::unit_rows(keys[h].index_select(0, at));  // [t, d]
+  unit_[h].index_copy_(0, torch::tensor(rows, torch::kInt64), unit);
+  // Against every row handed out (a free row holds a stale key: its products are not stored).
+  const int64_t used = head.rows;
+  torch::Tensor products = torch::relu(torch::matmul(unit_[h].narrow(0, 0, used), unit.t())).contiguous();  // [used, t]
+  const double* p = products.data_ptr<double>();
+  double* sim = sim_[h].data_ptr<double>();
+  for (int64_t c = 0; c < t; ++c) {
+    const int64_t y = rows[c];
+    for (int64_t r = 0; r < used; ++r) {
+      if (!head.taken[r]) continue;
+      const double s = p[r * t + c];
+      sim[r * capacity_ + y] = s;
+      sim[y * capacity_ + r] = s;
     }
   }
-  if (std::all_of(new_slots.begin(), new_slots.end(), [](const auto& s) { return s.empty(); })) return;
-  reserve(most, cache.head_dim());
-  state.copy_(ids);
-  torch::Tensor keys = cache.keys();
-  for (int64_t h = 0; h < kvh; ++h) {
-    if (new_slots[h].empty()) continue;
-    torch::Tensor slots = torch::tensor(new_slots[h], torch::kInt64), fresh = torch::tensor(new_ids[h], torch::kInt64);
-    torch::Tensor unit = submodular::unit_rows(keys[h].index_select(0, slots.to(keys.device())));  // [t, d]
-    unit_[h].index_copy_(0, fresh, unit);
-    // Against every id handed out (a discarded token's id holds a stale key until it is reused:
-    // its similarities are never read), so no gather of the live keys.
-    const int64_t used = heads_[h].next_id;
-    torch::Tensor products = relu_products(unit_[h].narrow(0, 0, used), unit);  // [used, t]
-    torch::Tensor sim = sim_[h];
-    // Columns first, then rows: between two new tokens a and b, sim(a, b) comes from b's column
-    // of products, as when the matrix grew by a block.
-    for (int64_t c = 0; c < products.size(1); ++c) sim.select(1, new_ids[h][c]).narrow(0, 0, used).copy_(products.select(1, c));
-    for (int64_t c = 0; c < products.size(1); ++c) sim.select(0, new_ids[h][c]).narrow(0, 0, used).copy_(products.select(1, c));
-  }
+  return rows;
 }
 
 void OnlineSummary::find_nearest(Head& head, const double* sim, int64_t i, const std::vector<int64_t>& summary) const {
@@ -97,16 +79,16 @@ void OnlineSummary::find_nearest(Head& head, const double* sim, int64_t i, const
   int64_t arg = -1;
   const double* row = sim + i * capacity_;
   for (int64_t j : summary)
-    if (j != i && head.member[j] && row[j] > best) best = row[j], arg = j;
+    if (j != i && j >= 0 && head.member[j] && row[j] > best) best = row[j], arg = j;
   head.nearest[i] = best;
-  head.nearest_id[i] = arg;
+  head.nearest_row[i] = arg;
 }
 
 void OnlineSummary::join(Head& head, const double* sim, int64_t y, const std::vector<int64_t>& summary) const {
   for (int64_t i : summary) {
-    if (!head.member[i]) continue;
+    if (i < 0 || !head.member[i]) continue;
     const double s = sim[i * capacity_ + y];
-    if (s > head.nearest[i]) head.nearest[i] = s, head.nearest_id[i] = y;
+    if (s > head.nearest[i]) head.nearest[i] = s, head.nearest_row[i] = y;
   }
   find_nearest(head, sim, y, summary);
   head.member[y] = 1;
@@ -115,36 +97,43 @@ void OnlineSummary::join(Head& head, const double* sim, int64_t y, const std::ve
 
 torch::Tensor OnlineSummary::discard(LayerCache& cache, const torch::Tensor& acc, int64_t window, int64_t k) {
   const int64_t kvh = cache.kv_heads(), n = cache.size();
-  if (static_cast<int64_t>(heads_.size()) != kvh || !sim_.defined() || !cache.has_state("bb_id")) rebuild(cache);
-  else add_new_tokens(cache);
-  torch::Tensor ids = cache.state("bb_id", {}, torch::kInt64).to(torch::kCPU).contiguous();
+  if (static_cast<int64_t>(heads_.size()) != kvh || !cache.has_state("bb_row")) {
+    heads_.assign(kvh, Head{});
+    capacity_ = 0;
+    cache.state("bb_row", {}, torch::kInt64).zero_();
+  }
+  torch::Tensor state = cache.state("bb_row", {}, torch::kInt64);  // 1 + the slot's row; 0 for none
+  torch::Tensor rows_by_slot = state.to(torch::kCPU).contiguous().clone();
   torch::Tensor order = cache.arrival_order().to(torch::kCPU).expand({kvh, n}).contiguous();
   torch::Tensor weights = acc.to(torch::kCPU, torch::kFloat64).contiguous();
+  const torch::Tensor keys = cache.keys();
   const int64_t older = std::max<int64_t>(n - window, 0), e = std::max<int64_t>(older - k, 0);
   torch::Tensor evicted = torch::empty({kvh, e}, torch::kInt64);
-  auto id = ids.accessor<int64_t, 2>();
+  auto row_of = rows_by_slot.accessor<int64_t, 2>();
   auto slot_order = order.accessor<int64_t, 2>();
   auto a = weights.accessor<double, 2>();
   auto out = evicted.accessor<int64_t, 2>();
   for (int64_t h = 0; h < kvh; ++h) {
-    Head& head = heads_[h];
-    const double* sim = sim_[h].data_ptr<double>();
-    // S' in arrival order (oldest first): ids and their slots.
-    std::vector<int64_t> summary(older), slots(older);
+    // S' in arrival order (oldest first): slots, then their rows.
+    std::vector<int64_t> slots(older), joiners;
     int64_t present = 0;
     for (int64_t p = 0; p < older; ++p) {
       slots[p] = slot_order[h][p];
-      summary[p] = id[h][slots[p]] - 1;
-      present += head.member[summary[p]];
+      present += row_of[h][slots[p]] > 0;
     }
-    if (present != head.members) {  // members left S' some other way: start the summary afresh
-      std::fill(head.member.begin(), head.member.end(), 0);
-      std::fill(head.nearest.begin(), head.nearest.end(), 0.0);
-      std::fill(head.nearest_id.begin(), head.nearest_id.end(), -1);
-      head.members = 0;
+    if (present != heads_[h].members) {  // members left S' some other way: start the summary afresh
+      forget(heads_[h]);
+      for (int64_t j = 0; j < n; ++j) row_of[h][j] = 0;
     }
-    for (int64_t y : summary)
-      if (!head.member[y]) join(head, sim, y, summary);
+    for (int64_t slot : slots)
+      if (row_of[h][slot] == 0) joiners.push_back(slot);
+    const std::vector<int64_t> joined = place(h, keys, joiners);
+    for (size_t c = 0; c < joiners.size(); ++c) row_of[h][joiners[c]] = joined[c] + 1;
+    std::vector<int64_t> summary(older);
+    for (int64_t p = 0; p < older; ++p) summary[p] = row_of[h][slots[p]] - 1;
+    Head& head = heads_[h];
+    const double* sim = sim_[h].data_ptr<double>();
+    for (int64_t y : joined) join(head, sim, y, summary);
     for (int64_t r = 0; r < e; ++r) {
       double total = 0;
       for (int64_t p = 0; p < older; ++p)
@@ -167,13 +156,15 @@ torch::Tensor OnlineSummary::discard(LayerCache& cache, const torch::Tensor& acc
       if (worst < 0) worst = first;  // no gain below +inf (NaN): the oldest member
       const int64_t x = summary[worst];
       head.member[x] = 0;
+      head.taken[x] = 0;
       --head.members;
-      head.free_ids.push_back(x);  // its slot leaves the cache with its id
+      head.free_rows.push_back(x);  // its slot leaves the cache with its row
       out[h][r] = slots[worst];
       for (int64_t i : summary)
-        if (head.member[i] && head.nearest_id[i] == x) find_nearest(head, sim, i, summary);
+        if (i >= 0 && head.member[i] && head.nearest_row[i] == x) find_nearest(head, sim, i, summary);
     }
   }
+  state.copy_(rows_by_slot);
   return evicted;
 }
 
