@@ -1,6 +1,7 @@
 #include "policies/layer_cache.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 #include <stdexcept>
 #include <vector>
@@ -121,15 +122,58 @@ void LayerCache::append(const torch::Tensor& k, const torch::Tensor& v, const to
     throw std::invalid_argument("LayerCache::append: shape mismatch");
   torch::Tensor order = current_arrival_memo();  // new tokens are the newest: they go last
   reserve(size_ + t);
-  keys_.narrow(1, size_, t).copy_(k);
-  values_.narrow(1, size_, t).copy_(v);
-  positions_.narrow(1, size_, t).copy_(positions.reshape({1, t}).expand({kv_heads_, t}));
-  // valid_ is only read while ragged (keep() fills it when a cache becomes ragged).
-  if (ragged_) valid_.narrow(1, size_, t).fill_(true);
-  for (auto& [name, tensor] : state_) tensor.narrow(1, size_, t).zero_();
+  const bool host = keys_.device().is_cpu() && k.device().is_cpu() && v.device().is_cpu() && positions.device().is_cpu() &&
+                    k.scalar_type() == keys_.scalar_type() && v.scalar_type() == keys_.scalar_type() &&
+                    positions.scalar_type() == torch::kInt64;
+  if (host) {
+    append_on_host(k, v, positions);
+  } else {
+    keys_.narrow(1, size_, t).copy_(k);
+    values_.narrow(1, size_, t).copy_(v);
+    positions_.narrow(1, size_, t).copy_(positions.reshape({1, t}).expand({kv_heads_, t}));
+    // valid_ is only read while ragged (keep() fills it when a cache becomes ragged).
+    if (ragged_) valid_.narrow(1, size_, t).fill_(true);
+    for (auto& [name, tensor] : state_) tensor.narrow(1, size_, t).zero_();
+  }
   size_ += t;
   if (order.defined())
     set_arrival_memo(torch::cat({order, torch::arange(size_ - t, size_, order.options()).expand({order.size(0), t})}, 1));
+}
+
+void LayerCache::append_on_host(const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& positions_in) {
+  const int64_t t = k.size(1), hd = head_dim_, cap = capacity_;
+  const auto elem = static_cast<int64_t>(keys_.element_size());
+  auto copy_rows = [&](torch::Tensor& buffer, const torch::Tensor& src) {
+    char* dst = static_cast<char*>(buffer.data_ptr());
+    const char* from = static_cast<const char*>(src.data_ptr());
+    const int64_t s0 = src.stride(0), s1 = src.stride(1), s2 = src.stride(2);
+    for (int64_t h = 0; h < kv_heads_; ++h)
+      for (int64_t j = 0; j < t; ++j) {
+        char* row = dst + ((h * cap + size_ + j) * hd) * elem;
+        const char* in = from + (h * s0 + j * s1) * elem;
+        if (s2 == 1) {
+          std::memcpy(row, in, static_cast<size_t>(hd * elem));
+        } else {
+          for (int64_t d = 0; d < hd; ++d) std::memcpy(row + d * elem, in + d * s2 * elem, static_cast<size_t>(elem));
+        }
+      }
+  };
+  copy_rows(keys_, k);
+  copy_rows(values_, v);
+  const torch::Tensor positions = positions_in.reshape({t}).contiguous();
+  int64_t* pos = positions_.data_ptr<int64_t>();
+  for (int64_t h = 0; h < kv_heads_; ++h)
+    std::copy(positions.data_ptr<int64_t>(), positions.data_ptr<int64_t>() + t, pos + h * cap + size_);
+  // valid_ is only read while ragged (keep() fills it when a cache becomes ragged).
+  if (ragged_) {
+    bool* valid = valid_.data_ptr<bool>();
+    for (int64_t h = 0; h < kv_heads_; ++h) std::fill(valid + h * cap + size_, valid + h * cap + size_ + t, true);
+  }
+  for (auto& [name, tensor] : state_) {  // [kv_heads, capacity, ...] contiguous
+    const int64_t row = tensor.numel() / (kv_heads_ * cap) * static_cast<int64_t>(tensor.element_size());
+    char* base = static_cast<char*>(tensor.data_ptr());
+    for (int64_t h = 0; h < kv_heads_; ++h) std::memset(base + (h * cap + size_) * row, 0, static_cast<size_t>(t * row));
+  }
 }
 
 void LayerCache::check_index(const torch::Tensor& idx, const char* what) const {

@@ -88,6 +88,9 @@ class LayerCache {
 
  private:
   void gather_all(const torch::Tensor& idx, int64_t m);
+  // append()'s writes when everything is on the CPU in the cache's dtypes: element copies into
+  // the buffers (a decode step appends one row a head: tensor copies would be ~10 dispatches).
+  void append_on_host(const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& positions);
   // Copies slot src[r, i] into slot dst[r, i] in every buffer (rows 1 = the same for every head).
   void move_slots(const torch::Tensor& dst, const torch::Tensor& src);
   // kAny eviction given the [rows, n] mask of evicted slots (e per row).
