@@ -6,6 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "models/cpu_kernels.hpp"
+
 namespace kvbench::models {
 namespace {
 
@@ -87,13 +89,20 @@ void chunked_attention(const torch::Tensor& q, const torch::Tensor& K, const tor
   // Grouped matmuls: the g query heads of a KV head are rows of one [g·len, hd] × [hd, n]
   // product, so K and V are never repeated per query head.
   const int64_t q_chunk = std::clamp<int64_t>(max_score_elements / std::max<int64_t>(1, H * n), 1, T);
-  torch::Tensor Qg = q.reshape({kvh, g, T, hd});
-  torch::Tensor Kt = K.transpose(1, 2);  // [kvh, hd, n]
+  // A tiny model's decoding query: native loops instead of two bmm's per-batch dispatch.
+  const bool small = t_begin == 0 && cpu::small_decode(q, K, V);
+  torch::Tensor Qg = small ? q : q.reshape({kvh, g, T, hd});
+  torch::Tensor Kt = small ? K : K.transpose(1, 2);  // [kvh, hd, n]
   for (int64_t t0 = t_begin; t0 < T; t0 += q_chunk) {
     const int64_t len = std::min(q_chunk, T - t0);
-    torch::Tensor Qc = Qg.narrow(2, t0, len).reshape({kvh, g * len, hd});
-    torch::Tensor scores = torch::bmm(Qc, Kt).to(torch::kFloat32).view({kvh, g, len, n});
-    scores.mul_(base_scale);  // a fresh tensor: the product (or its float32 copy)
+    torch::Tensor scores;
+    if (small) {
+      scores = cpu::grouped_scores(q, K, static_cast<float>(base_scale)).view({kvh, g, 1, n});
+    } else {
+      torch::Tensor Qc = Qg.narrow(2, t0, len).reshape({kvh, g * len, hd});
+      scores = torch::bmm(Qc, Kt).to(torch::kFloat32).view({kvh, g, len, n});
+      scores.mul_(base_scale);  // a fresh tensor: the product (or its float32 copy)
+    }
     // A single query with every slot valid sees everything: no mask to build.
     torch::Tensor allowed;
     if (T > 1 || valid.defined()) {
@@ -102,7 +111,8 @@ void chunked_attention(const torch::Tensor& q, const torch::Tensor& K, const tor
       scores.masked_fill_(allowed.logical_not(), -std::numeric_limits<float>::infinity());
     }
     torch::Tensor probs = torch::softmax(scores, -1);
-    if (output) outputs.push_back(torch::bmm(probs.to(V.scalar_type()).view({kvh, g * len, n}), V).view({kvh, g, len, hd}));
+    if (output && small) outputs.push_back(cpu::grouped_mix(probs.view({kvh, g, n}), V).view({kvh, g, 1, hd}));
+    else if (output) outputs.push_back(torch::bmm(probs.to(V.scalar_type()).view({kvh, g * len, n}), V).view({kvh, g, len, hd}));
     if (want.any()) {
       torch::Tensor p = probs.reshape({H, len, n});
       if (want.column_sums) result.stats.column_sums += p.sum(1);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/cpu_kernels.hpp"
+
 namespace kvbench::models {
 
 Rope::Rope(const ModelConfig& config) : config_(config) {
@@ -90,10 +92,11 @@ std::pair<torch::Tensor, torch::Tensor> Rope::table(torch::Device device, int64_
 // half-split layout [a | b], pairs swapped for the interleaved one. With sin = (−sin, +sin) this is
 // exactly apply()'s (a·cos − b·sin, b·cos + a·sin), term by term.
 torch::Tensor Rope::rotate(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) const {
+  const bool interleaved = config_.rope_style == RopeStyle::kInterleaved;
   const int64_t half = config_.head_dim / 2;
   torch::Tensor xf = x.to(torch::kFloat32);
   torch::Tensor partner;
-  if (config_.rope_style == RopeStyle::kInterleaved) {
+  if (interleaved) {
     std::vector<int64_t> pairs = xf.sizes().vec();
     pairs.back() = half;
     pairs.push_back(2);
@@ -110,10 +113,17 @@ torch::Tensor Rope::rotate(const torch::Tensor& x, const torch::Tensor& cos, con
 // takes apply() (which reads the largest position back from the device).
 static bool dynamic(const ModelConfig& c) { return c.rope_scaling.type == RopeScalingType::kDynamicNtk; }
 
+// A few float32 rows on the CPU (a decoding token's q and k): one native loop with rotate()'s
+// arithmetic instead of ten ops.
+static bool native(const torch::Tensor& x) {
+  return x.dim() == 3 && x.numel() <= (int64_t{1} << 16) && x.device().is_cpu() && x.scalar_type() == torch::kFloat32;
+}
+
 torch::Tensor Rope::apply_tokens(const torch::Tensor& x, int64_t first) const {
   const int64_t T = x.size(0);
   if (dynamic(config_)) return apply(x.transpose(0, 1), torch::arange(first, first + T, torch::kInt64)).transpose(0, 1);
   auto [cos, sin] = table(x.device(), first + T);
+  if (native(x)) return cpu::rotate(x, cos, sin, first, 0, config_.rope_style == RopeStyle::kInterleaved);
   return rotate(x, cos.narrow(0, first, T).unsqueeze(1), sin.narrow(0, first, T).unsqueeze(1));
 }
 
@@ -121,6 +131,7 @@ torch::Tensor Rope::apply_heads(const torch::Tensor& x, int64_t first) const {
   const int64_t n = x.size(1);
   if (dynamic(config_)) return apply(x, torch::arange(first, first + n, torch::kInt64));
   auto [cos, sin] = table(x.device(), first + n);
+  if (native(x)) return cpu::rotate(x, cos, sin, first, 1, config_.rope_style == RopeStyle::kInterleaved);
   return rotate(x, cos.narrow(0, first, n).unsqueeze(0), sin.narrow(0, first, n).unsqueeze(0));
 }
 

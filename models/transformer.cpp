@@ -5,20 +5,15 @@
 #include <string>
 
 #include "models/attention.hpp"
+#include "models/cpu_kernels.hpp"
 #include "policies/gqa_mode.hpp"
 
 namespace kvbench::models {
 namespace {
 
 torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, double eps) {
-  if (x.scalar_type() == torch::kFloat32 && x.device().is_cpu() && x.numel() == x.size(-1)) {
-    // One row (a decoding token): the mean square as one dot product read on the host (no device
-    // to wait for), then two ops instead of six.
-    torch::Tensor v = x.reshape({-1});
-    const float mean_square = torch::dot(v, v).item<float>() / static_cast<float>(v.numel());
-    const float inv = 1.0f / std::sqrt(mean_square + static_cast<float>(eps));
-    return torch::mul(x, inv).mul_(weight);
-  }
+  // One row on the CPU (a decoding token): one native loop instead of six ops.
+  if (x.numel() == x.size(-1) && cpu::plain_f32(x) && cpu::plain_f32(weight)) return cpu::rms_norm_row(x, weight, eps);
   if (x.scalar_type() == torch::kFloat32) {  // the same arithmetic, fewer temporaries
     torch::Tensor inv = x.square().mean(-1, /*keepdim=*/true);
     inv.add_(eps).rsqrt_();
