@@ -8,8 +8,15 @@
 // float32 weights, the cache holding n tokens), which the target compares against
 // (policy step at 4K ≤ 10% of it; streaming policies flat within 2× from 1K to 64K).
 // Run: build/bench/bench_policies [--benchmark_filter=snapkv]
+// KVBENCH_TRACE=trace.json writes a Chrome trace of every operator of the PolicyStep benchmarks
+// run (each step is a "policy_step" event); scripts/trace_ops.py sums it per operator and step.
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/record_function.h>
 #include <benchmark/benchmark.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
+
+#include <cstdlib>
+#include <memory>
 
 #include "models/transformer.hpp"
 #include "policies/gqa_mode.hpp"
@@ -73,6 +80,7 @@ void PolicyStep(benchmark::State& state, const std::string& name) {
       now = synthetic_stats(want, cache.size(), gen);
       if (timed) state.ResumeTiming();
     }
+    RECORD_FUNCTION("policy_step", std::vector<c10::IValue>());
     policy->observe(0, cache, now, Phase::kDecode);
     policy->compress(0, cache, Phase::kDecode);
   };
@@ -82,6 +90,8 @@ void PolicyStep(benchmark::State& state, const std::string& name) {
   // Ada-KV's longest head may outgrow n; the cache's buffers then double (amortised: ~30 µs a step
   // at 4K), which ten timed steps would charge in full. The growth is reserved up front instead.
   cache.reserve(2 * n + 64);
+  std::unique_ptr<torch::autograd::profiler::RecordProfile> trace;
+  if (const char* path = std::getenv("KVBENCH_TRACE")) trace = std::make_unique<torch::autograd::profiler::RecordProfile>(path);
   for (auto _ : state) {
     if (grows && cache.size() != n) {  // full: keep the size fixed by dropping the oldest (untimed)
       state.PauseTiming();

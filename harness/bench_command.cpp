@@ -2,7 +2,9 @@
 // tokens/s, per-step policy cost, KV bytes), so a grid can be sized before it runs; with
 // --programs, the Google Benchmark programs built beside kvbench (build/bench/).
 // Speed and memory targets live in those programs, never in timed unit tests.
+#include <ATen/record_function.h>
 #include <sys/wait.h>
+#include <torch/csrc/autograd/profiler_legacy.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 #include "harness/command.hpp"
@@ -54,6 +57,7 @@ struct BenchArgs {
   bool json = false;
   bool programs = false;
   std::string filter, program;
+  std::string trace;  // a Chrome trace of one more run's decode steps
 };
 
 struct Run {
@@ -73,7 +77,9 @@ std::vector<int64_t> synthetic_tokens(int64_t count, int64_t vocab) {
   return out;
 }
 
-Run run_once(const models::Transformer& model, const BenchArgs& args) {
+// `trace`: a path to write the torch profiler's Chrome trace of the decode steps to (each step
+// one "decode_step" event; scripts/trace_ops.py sums it per operator).
+Run run_once(const models::Transformer& model, const BenchArgs& args, const std::string& trace = "") {
   auto inner = policies::make_policy(args.policy.policy, args.policy.params_json());
   policies::TimedPolicy policy(*inner);
   models::SessionOptions options = session_options(args.policy);
@@ -86,8 +92,14 @@ Run run_once(const models::Transformer& model, const BenchArgs& args) {
   int64_t next = logits.reshape({-1}).argmax().item<int64_t>();  // waits for the device
   auto t1 = clock::now();
   policy.reset();
-  for (int64_t i = 0; i < args.decode; ++i) next = session.step(next).argmax().item<int64_t>();
+  std::unique_ptr<torch::autograd::profiler::RecordProfile> profile;
+  if (!trace.empty()) profile = std::make_unique<torch::autograd::profiler::RecordProfile>(trace);
+  for (int64_t i = 0; i < args.decode; ++i) {
+    RECORD_FUNCTION("decode_step", std::vector<c10::IValue>());
+    next = session.step(next).argmax().item<int64_t>();
+  }
   auto t2 = clock::now();
+  profile.reset();  // writes the trace
   Run r;
   const double prefill_s = std::chrono::duration<double>(t1 - t0).count();
   const double decode_s = std::chrono::duration<double>(t2 - t1).count();
@@ -122,6 +134,7 @@ int run_summary(const BenchArgs& args) {
   for (int i = 0; i < args.warmup; ++i) run_once(*rt.transformer, args);
   std::vector<Run> runs;
   for (int i = 0; i < args.runs; ++i) runs.push_back(run_once(*rt.transformer, args));
+  if (!args.trace.empty()) run_once(*rt.transformer, args, args.trace);  // the profiler slows it: not counted
   auto med = [&](double Run::*field) {
     std::vector<double> v;
     for (const auto& r : runs) v.push_back(r.*field);
@@ -204,6 +217,9 @@ const CommandRegistration registration(
           ->capture_default_str()
           ->check(CLI::IsMember({"auto", "chunked"}));
       app.add_option("--threads", args->threads, "threads for the BLAS products, one for elementwise ops (models/cpu_threads.hpp; 0 = the cores, as every command)")->capture_default_str();
+      app.add_option("--trace", args->trace,
+                     "write a Chrome trace (torch profiler) of the decode steps of one more run, not counted; "
+                     "scripts/trace_ops.py sums it per operator");
       app.add_flag("--json", args->json, "print a JSON object");
       app.add_flag("--programs", args->programs, "run the Google Benchmark programs in build/bench instead");
       app.add_option("--filter", args->filter, "with --programs: Google Benchmark --benchmark_filter regex");
