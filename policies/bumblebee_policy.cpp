@@ -6,9 +6,10 @@
 //    paper used on LongBench (App. D) selectable;
 //  - online (Alg. 2), for streamed blocks and decoding: every token leaving the window joins the
 //    summary, and while the summary is over budget the element of least conditional gain
-//    g(k_i | S' \ k_i) is discarded. The ReLU-cosine similarities are kept by token id and every
-//    member's nearest other member is remembered (policies/online_summary.hpp), so a step costs
-//    O(τ·d) (App. E states O(τ·d + τ²) for recomputing the gains).
+//    g(k_i | S' \ k_i) is discarded. The members' ReLU-cosine similarities are kept (computed once,
+//    when a token joins) and every member's nearest other member is remembered
+//    (policies/online_summary.hpp), so a step costs O(k·d) (App. E states O(τ·d + τ²) for
+//    recomputing the gains).
 // Accumulated attention a_i (Alg. 2 line 5) is per-slot state "acc", the sum over every query
 // that attended the slot. The paper does not publish code; the split of the budget between the
 // local window and the summary (`local_ratio`) is ours, 0.5 by default as the H2+Local baseline.
