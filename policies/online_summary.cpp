@@ -40,6 +40,7 @@ void OnlineSummary::forget(Head& head) const {
 std::vector<int64_t> OnlineSummary::place(int64_t h, const torch::Tensor& keys, const std::vector<int64_t>& slots) {
   const int64_t t = static_cast<int64_t>(slots.size());
   std::vector<int64_t> rows(t);
+  if (t == 0) return rows;
   {
     Head& head = heads_[h];
     for (int64_t c = 0; c < t; ++c) {
