@@ -30,7 +30,7 @@ torch::Tensor first_valid(const torch::Tensor& valid_in_order, int64_t r) {
 
 // A ragged cache whose slots left arrival order: the valid slots at or above each row's r-th
 // largest valid position (positions are distinct per row). One order statistic, no sort of the
-// arrival order.
+// arrival order (as oldest_valid_by_position below).
 torch::Tensor newest_valid_by_position(const LayerCache& cache, int64_t r) {
   const torch::Tensor valid = cache.valid();
   const int64_t n = cache.size();
@@ -39,6 +39,18 @@ torch::Tensor newest_valid_by_position(const LayerCache& cache, int64_t r) {
   torch::Tensor pos = cache.positions().masked_fill(valid.logical_not(), -1);  // invalid: below every position
   torch::Tensor kth = kth_largest(pos, r);
   return valid.logical_and(pos >= kth);
+}
+
+// The oldest s valid slots of a ragged cache whose slots left arrival order: at or below each
+// row's s-th smallest valid position.
+torch::Tensor oldest_valid_by_position(const LayerCache& cache, int64_t s) {
+  const torch::Tensor valid = cache.valid();
+  const int64_t n = cache.size();
+  if (s <= 0) return torch::zeros_like(valid);
+  if (s >= n) return valid.clone();
+  torch::Tensor pos = cache.positions().masked_fill(valid.logical_not(), std::numeric_limits<int64_t>::max());
+  torch::Tensor kth = kth_largest(pos, n - s + 1);  // the s-th smallest
+  return valid.logical_and(pos <= kth);
 }
 
 }  // namespace
@@ -67,9 +79,9 @@ torch::Tensor oldest_valid(const LayerCache& cache, int64_t s) {
     if (cache.all_valid()) return (torch::arange(n, long_opts(cache)) < s).unsqueeze(0).expand({kvh, n});
     return first_valid(cache.valid(), s);
   }
+  if (!cache.all_valid()) return oldest_valid_by_position(cache, s);
   torch::Tensor perm = cache.arrival_order().expand({kvh, n});
-  if (cache.all_valid()) return to_slots((torch::arange(n, long_opts(cache)) < s).unsqueeze(0).expand({kvh, n}), perm);
-  return to_slots(first_valid(cache.valid().gather(1, perm), s), perm);
+  return to_slots((torch::arange(n, long_opts(cache)) < s).unsqueeze(0).expand({kvh, n}), perm);
 }
 
 void keep_best(LayerCache& cache, const torch::Tensor& scores_in, int64_t budget, const torch::Tensor& protect) {

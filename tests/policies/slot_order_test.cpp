@@ -86,6 +86,52 @@ TEST(SlotOrderAny, HelpersReadAgeFromPositions) {
   EXPECT_EQ(kept(cache, 0), (std::set<int64_t>{0, 5}));
 }
 
+// On a ragged cache whose slots moved, the newest and oldest r valid slots of every head come from
+// order statistics of the positions: they equal the r largest / smallest valid positions.
+TEST(SlotOrderAny, RaggedNewestAndOldestValidByPosition) {
+  LayerCache cache = baseline_test::cache_of(3, 20);
+  cache.set_slot_order(SlotOrder::kAny);
+  std::mt19937 rng(4);
+  int64_t next = 20, checked = 0;
+  for (int step = 0; step < 12; ++step) {
+    // Every head evicts 0–3 of its valid slots (head 0 none on even steps: the heads stay ragged).
+    torch::Tensor valid = cache.valid().defined() ? cache.valid() : torch::ones({3, cache.size()}, torch::kBool);
+    torch::Tensor idx = torch::zeros({3, 3}, torch::kInt64), counts = torch::zeros({3}, torch::kInt64);
+    for (int64_t h = 0; h < 3; ++h) {
+      std::vector<int64_t> live;
+      for (int64_t j = 0; j < cache.size(); ++j)
+        if (valid[h][j].item<bool>()) live.push_back(j);
+      std::shuffle(live.begin(), live.end(), rng);
+      const int64_t c = (h == 0 && step % 2 == 0) ? 0 : std::min<int64_t>(rng() % 4, static_cast<int64_t>(live.size()) - 2);
+      for (int64_t i = 0; i < c; ++i) idx[h][i] = live[i];
+      counts[h] = c;
+    }
+    cache.evict(idx, counts);
+    baseline_test::append_tokens(cache, next++, 1);
+    if (cache.all_valid() || cache.in_arrival_order()) continue;
+    ++checked;
+    for (const int64_t r : {0, 1, 3, 7, 100}) {
+      torch::Tensor newest = newest_valid(cache, r), oldest = oldest_valid(cache, r);
+      for (int64_t h = 0; h < 3; ++h) {
+        std::vector<int64_t> held;
+        for (int64_t j = 0; j < cache.size(); ++j)
+          if (cache.valid()[h][j].item<bool>()) held.push_back(cache.positions()[h][j].item<int64_t>());
+        std::sort(held.begin(), held.end());
+        const auto take = static_cast<size_t>(std::min<int64_t>(r, static_cast<int64_t>(held.size())));
+        const std::set<int64_t> want_old(held.begin(), held.begin() + take), want_new(held.end() - take, held.end());
+        std::set<int64_t> got_old, got_new;
+        for (int64_t j = 0; j < cache.size(); ++j) {
+          if (oldest[h][j].item<bool>()) got_old.insert(cache.positions()[h][j].item<int64_t>());
+          if (newest[h][j].item<bool>()) got_new.insert(cache.positions()[h][j].item<int64_t>());
+        }
+        ASSERT_EQ(got_old, want_old) << "step " << step << " head " << h << " r " << r;
+        ASSERT_EQ(got_new, want_new) << "step " << step << " head " << h << " r " << r;
+      }
+    }
+  }
+  EXPECT_GE(checked, 6) << "the cache was rarely ragged with moved slots";
+}
+
 // The arrival order that append() and evict() keep up to date (no sort) equals a sort of the
 // positions after every step: shared and per-head evictions, in the tail and below it.
 TEST(SlotOrderAny, ArrivalOrderKeptUpToDateEqualsASortOfThePositions) {
