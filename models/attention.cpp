@@ -23,7 +23,7 @@ torch::Tensor causal_mask(int64_t t_begin, int64_t t_len, int64_t T, int64_t n, 
 #if TORCH_VERSION_MAJOR >= 2
 // libtorch 1.13 has no fused kernel: it always takes the chunked matmul-softmax below.
 bool can_fuse(const AttentionRequest& request, const policies::LayerCache& cache) {
-  return request.allow_fused && !request.logit_scale && cache.all_valid();
+  return request.fused_attention && !request.logit_scale && cache.all_valid();
 }
 #endif
 

@@ -19,7 +19,7 @@ struct AttentionRequest {
   std::function<double(int64_t)> logit_scale;
   int64_t max_score_elements = int64_t{1} << 24;  // bounds heads × q_chunk × n
   // false: always the chunked matmul-softmax, never the fused kernel (to compare the two).
-  bool allow_fused = true;
+  bool fused_attention = true;
 };
 
 struct AttentionResult {

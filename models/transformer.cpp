@@ -114,7 +114,7 @@ torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t f
 
   AttentionRequest request;
   request.mode = cache.position_mode();
-  request.allow_fused = control.fused_attention;
+  request.fused_attention = control.fused_attention;
   if (control.policy) {
     request.stats = control.policy->wants();
     if (control.policy->logit_scale(2) != 1.0) {
