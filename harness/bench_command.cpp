@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -125,6 +126,8 @@ int run_summary(const BenchArgs& args) {
   if (args.decode < 0) throw std::invalid_argument("--decode must be >= 0");
   if (args.runs < 1) throw std::invalid_argument("--runs must be at least 1");
   if (args.warmup < 0) throw std::invalid_argument("--warmup must be >= 0");
+  if (!args.trace.empty() && !std::ofstream(args.trace))
+    throw std::invalid_argument(args.trace + ": cannot write the trace (--trace)");
   models::use_cpu_threads(args.threads);
   const auto load_start = std::chrono::steady_clock::now();
   LoadedRuntime rt = load_runtime(args.model);
