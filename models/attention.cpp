@@ -91,8 +91,11 @@ void chunked_attention(const torch::Tensor& q, const torch::Tensor& K, const tor
   const int64_t q_chunk = std::clamp<int64_t>(max_score_elements / std::max<int64_t>(1, H * n), 1, T);
   // A tiny model's decoding query: native loops instead of two bmm's per-batch dispatch.
   const bool small = t_begin == 0 && cpu::small_decode(q, K, V);
-  torch::Tensor Qg = small ? q : q.reshape({kvh, g, T, hd});
-  torch::Tensor Kt = small ? K : K.transpose(1, 2);  // [kvh, hd, n]
+  torch::Tensor Qg, Kt;  // [kvh, g, T, hd] and [kvh, hd, n], for the bmm path
+  if (!small) {
+    Qg = q.reshape({kvh, g, T, hd});
+    Kt = K.transpose(1, 2);
+  }
   for (int64_t t0 = t_begin; t0 < T; t0 += q_chunk) {
     const int64_t len = std::min(q_chunk, T - t0);
     torch::Tensor scores;

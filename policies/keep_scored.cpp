@@ -28,29 +28,19 @@ torch::Tensor first_valid(const torch::Tensor& valid_in_order, int64_t r) {
   return valid_in_order.logical_and(valid_in_order.to(torch::kInt64).cumsum(1) <= r);
 }
 
-// A ragged cache whose slots left arrival order: the valid slots at or above each row's r-th
-// largest valid position (positions are distinct per row). One order statistic, no sort of the
-// arrival order (as oldest_valid_by_position below).
-torch::Tensor newest_valid_by_position(const LayerCache& cache, int64_t r) {
+// The r newest (or oldest) valid slots of a ragged cache whose slots left arrival order: those at
+// or above each row's r-th largest valid position (at or below its r-th smallest). Positions are
+// distinct per row: one order statistic, no sort of the arrival order.
+torch::Tensor valid_by_position(const LayerCache& cache, int64_t r, bool newest) {
   const torch::Tensor valid = cache.valid();
   const int64_t n = cache.size();
   if (r <= 0) return torch::zeros_like(valid);
   if (r >= n) return valid.clone();
-  torch::Tensor pos = cache.positions().masked_fill(valid.logical_not(), -1);  // invalid: below every position
-  torch::Tensor kth = kth_largest(pos, r);
-  return valid.logical_and(pos >= kth);
-}
-
-// The oldest s valid slots of a ragged cache whose slots left arrival order: at or below each
-// row's s-th smallest valid position.
-torch::Tensor oldest_valid_by_position(const LayerCache& cache, int64_t s) {
-  const torch::Tensor valid = cache.valid();
-  const int64_t n = cache.size();
-  if (s <= 0) return torch::zeros_like(valid);
-  if (s >= n) return valid.clone();
-  torch::Tensor pos = cache.positions().masked_fill(valid.logical_not(), std::numeric_limits<int64_t>::max());
-  torch::Tensor kth = kth_largest(pos, n - s + 1);  // the s-th smallest
-  return valid.logical_and(pos <= kth);
+  // Invalid slots rank below (newest) or above (oldest) every position.
+  const int64_t outside = newest ? int64_t{-1} : std::numeric_limits<int64_t>::max();
+  torch::Tensor pos = cache.positions().masked_fill(valid.logical_not(), outside);
+  torch::Tensor kth = kth_largest(pos, newest ? r : n - r + 1);
+  return valid.logical_and(newest ? pos >= kth : pos <= kth);
 }
 
 }  // namespace
@@ -68,7 +58,7 @@ torch::Tensor newest_valid(const LayerCache& cache, int64_t r) {
     if (cache.all_valid()) return (torch::arange(n, long_opts(cache)) >= n - r).unsqueeze(0).expand({kvh, n});
     return first_valid(cache.valid().flip(1), r).flip(1);
   }
-  if (!cache.all_valid()) return newest_valid_by_position(cache, r);
+  if (!cache.all_valid()) return valid_by_position(cache, r, /*newest=*/true);
   torch::Tensor perm = cache.arrival_order().flip(1).expand({kvh, n});  // newest first
   return to_slots((torch::arange(n, long_opts(cache)) < r).unsqueeze(0).expand({kvh, n}), perm);
 }
@@ -79,7 +69,7 @@ torch::Tensor oldest_valid(const LayerCache& cache, int64_t s) {
     if (cache.all_valid()) return (torch::arange(n, long_opts(cache)) < s).unsqueeze(0).expand({kvh, n});
     return first_valid(cache.valid(), s);
   }
-  if (!cache.all_valid()) return oldest_valid_by_position(cache, s);
+  if (!cache.all_valid()) return valid_by_position(cache, s, /*newest=*/false);
   torch::Tensor perm = cache.arrival_order().expand({kvh, n});
   return to_slots((torch::arange(n, long_opts(cache)) < s).unsqueeze(0).expand({kvh, n}), perm);
 }
