@@ -11,6 +11,19 @@ import json
 import sys
 
 
+def called_by_steps(events, step):
+    """Operators whose innermost enclosing event is a step: the dispatches a step pays for."""
+    spans = sorted((e for e in events if e.get("ph") == "X"), key=lambda e: (e["ts"], -e["dur"]))
+    open_spans, direct = [], 0
+    for e in spans:
+        while open_spans and open_spans[-1]["ts"] + open_spans[-1]["dur"] <= e["ts"]:
+            open_spans.pop()
+        if open_spans and open_spans[-1]["name"] == step:
+            direct += 1
+        open_spans.append(e)
+    return direct
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -28,7 +41,8 @@ def main():
     if steps == 0:
         sys.exit(f"{sys.argv[1]}: no policy_step or decode_step event")
     top = int(sys.argv[2]) if len(sys.argv) > 2 else 30
-    print(f"{steps} {step} events; per step:")
+    print(f"{steps} {step} events; {called_by_steps(events, step) / steps:.1f} operators called "
+          f"directly by a step (not from inside another operator); per step:")
     for name, us in total.most_common(top):
         print(f"{us / steps:10.1f} us {count[name] / steps:6.1f}x  {name}")
 
