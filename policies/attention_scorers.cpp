@@ -7,11 +7,10 @@
 
 #include "policies/gqa_mode.hpp"
 #include "policies/keep_scored.hpp"
+#include "policies/selection.hpp"
 
 namespace kvbench::policies {
 namespace {
-
-torch::Tensor cpu_f32(const torch::Tensor& t) { return t.to(torch::kCPU, torch::kFloat32); }
 
 // H2O (Zhang et al., NeurIPS 2023; FMInference/H2O h2o_hf/utils_real_drop/modify_llama.py,
 // H2OKVCache_LayerWise): a slot's score is the attention it received, summed over every query
@@ -101,24 +100,6 @@ class WindowAttentionScorer : public SlotScorer {
       throw std::invalid_argument("snapkv: pooling must be max, avg or none");
   }
   std::string name() const override { return "snapkv"; }
-  // A ragged head's holes sit anywhere in a kAny cache, and between its old tokens and the ones
-  // appended since on an arrival-ordered cache: pooling must not see them as neighbours. Valid
-  // slots first, in arrival order, then the holes (a stable partition in O(n), no sort).
-  // perm [rows, n] int64 and valid [rows, n] bool, both on the CPU.
-  static torch::Tensor valid_first(const torch::Tensor& perm_in, const torch::Tensor& valid_in) {
-    const torch::Tensor perm = perm_in.contiguous(), valid = valid_in.expand(perm.sizes()).contiguous();
-    const int64_t rows = perm.size(0), n = perm.size(1);
-    torch::Tensor out = torch::empty_like(perm);
-    for (int64_t r = 0; r < rows; ++r) {
-      const int64_t* slots = perm.data_ptr<int64_t>() + r * n;
-      const bool* ok = valid.data_ptr<bool>() + r * n;
-      int64_t* to = out.data_ptr<int64_t>() + r * n;
-      int64_t next_valid = 0, next_hole = 0;
-      for (int64_t j = 0; j < n; ++j) next_hole += ok[slots[j]];
-      for (int64_t j = 0; j < n; ++j) to[ok[slots[j]] ? next_valid++ : next_hole++] = slots[j];
-    }
-    return out;
-  }
   // Pooling reads neighbouring tokens, which scores() finds by arrival order, not by slot.
   bool slot_order_free() const override { return true; }
   StatsRequest wants() const override {
@@ -128,8 +109,8 @@ class WindowAttentionScorer : public SlotScorer {
   }
   void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase) override {
     if (!stats.window_rows.defined()) return;
-    torch::Tensor summed = stats.window_rows.sum(1);  // [heads, n]
-    summed_[layer] = cpu_f32(gqa_ == GqaMode::kRepeat ? summed : reduce_to_kv_heads(summed, cache.kv_heads(), reduce_));
+    torch::Tensor summed = stats.window_rows.sum(1);  // [heads, n], kept on the device
+    summed_[layer] = (gqa_ == GqaMode::kRepeat ? summed : reduce_to_kv_heads(summed, cache.kv_heads(), reduce_)).to(torch::kFloat32);
   }
   int64_t recent(int64_t budget) const override { return std::min(window_, budget); }
   bool repeats_kv() const override { return gqa_ == GqaMode::kRepeat; }
@@ -138,15 +119,15 @@ class WindowAttentionScorer : public SlotScorer {
     if (s.size(0) != cache.kv_heads())
       throw std::logic_error("snapkv scorer: " + std::to_string(s.size(0)) + " score rows for " +
                              std::to_string(cache.kv_heads()) + " stored heads (gqa repeat: repeat the cache first)");
-    torch::Tensor outside = protected_slots.logical_not().to(torch::kCPU);
-    if (!cache.all_valid()) outside = outside.logical_and(cache.valid().to(torch::kCPU));
+    torch::Tensor outside = protected_slots.logical_not();
+    if (!cache.all_valid()) outside = outside.logical_and(cache.valid());
     torch::Tensor masked = s * outside.to(torch::kFloat32);
     if (cache.in_arrival_order() && cache.all_valid()) return pool_scores(masked, pooling_, kernel_);
     // Slots have moved (SlotOrder::kAny), or a ragged head has holes (Ada-KV): pool over each
     // head's valid tokens in arrival order, as the reference's packed per-head cache holds them,
     // and put the scores back.
-    torch::Tensor perm = cache.arrival_order().to(torch::kCPU).expand(masked.sizes());
-    if (!cache.all_valid()) perm = valid_first(perm, cache.valid().to(torch::kCPU));
+    torch::Tensor perm = cache.arrival_order().expand(masked.sizes());
+    if (!cache.all_valid()) perm = valid_first(perm, cache.valid());
     torch::Tensor pooled = pool_scores(masked.gather(1, perm), pooling_, kernel_);
     return torch::empty_like(pooled).scatter_(1, perm, pooled);
   }
@@ -192,27 +173,30 @@ class AboveAverageCountScorer : public SlotScorer {
   void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase) override {
     if (!stats.window_rows.defined()) return;
     const int64_t kvh = cache.kv_heads(), n = cache.size();
-    torch::Tensor rows = cpu_f32(stats.window_rows);  // [H, w, n], the forward's last w queries
+    // Everything on the cache's device: the host never reads it.
+    torch::Tensor rows = stats.window_rows.to(torch::kFloat32);  // [H, w, n], the forward's last w queries
     const int64_t T = std::max(stats.n_queries, rows.size(1)), H = rows.size(0);
     if (rows.size(1) > history_) rows = rows.narrow(1, rows.size(1) - history_, history_);
     const int64_t w = rows.size(1);
     group_ = H / kvh;
+    const auto longs = torch::TensorOptions().dtype(torch::kInt64).device(rows.device());
     // t = tokens attended by each window query: the valid slots up to its own.
-    torch::Tensor last_slot = torch::arange(n - w, n, torch::kInt64);  // [w]
-    torch::Tensor attended;                                             // [kvh, w]
+    torch::Tensor last_slot = torch::arange(n - w, n, longs);  // [w]
+    torch::Tensor attended;                                    // [kvh, w]
     if (cache.all_valid()) {
       attended = (last_slot + 1).to(torch::kFloat32).unsqueeze(0).expand({kvh, w});
     } else {
-      torch::Tensor cum = cache.valid().to(torch::kCPU, torch::kInt64).cumsum(1);
+      torch::Tensor cum = cache.valid().to(torch::kInt64).cumsum(1);
       attended = cum.index_select(1, last_slot).to(torch::kFloat32);
     }
-    torch::Tensor threshold = attended.reciprocal().repeat_interleave(group_, 0).unsqueeze(-1);  // [H, w, 1]
+    // [H, w, 1]: query head h of KV head h / group_
+    torch::Tensor threshold = attended.reciprocal().unsqueeze(1).expand({kvh, group_, w}).reshape({H, w, 1});
     torch::Tensor above = rows.gt(threshold).reshape({kvh, group_, w, n}).sum(1).to(torch::kUInt8);  // [kvh, w, n]
     torch::Tensor ring = cache.state("sh_ring", {history_}, torch::kUInt8);  // [kvh, n, history]
     int64_t& step = steps_[layer];
-    torch::Tensor cols = (torch::arange(step + T - w, step + T, torch::kInt64) % history_).to(ring.device());
+    torch::Tensor cols = torch::arange(step + T - w, step + T, longs) % history_;
     // The ring's totals are kept up to date column by column, so scoring never reads the ring.
-    torch::Tensor fresh = above.permute({0, 2, 1}).to(ring.device());  // [kvh, n, w]
+    torch::Tensor fresh = above.permute({0, 2, 1});  // [kvh, n, w]
     torch::Tensor overwritten = ring.index_select(2, cols);
     cache.state("sh_sum", {}, torch::kInt32) +=
         fresh.sum(2, false, torch::kInt32) - overwritten.sum(2, false, torch::kInt32);

@@ -28,12 +28,12 @@ const char* to_string(Scope scope) {
 
 bool needs_std(Scope scope) { return scope == Scope::kStd || scope == Scope::kEasyKV; }
 
-torch::Tensor eviction_scope(const ScopeConfig& config, int64_t rows, int64_t n, int64_t evict,
+torch::Tensor eviction_scope(const ScopeConfig& config, int64_t rows, int64_t n, int64_t evict, const torch::Device& device,
                              const torch::Tensor& std) {
   // Whatever is protected must leave `evict` slots to choose from.
   const int64_t sinks = std::clamp<int64_t>(config.sinks, 0, std::max<int64_t>(0, n - evict));
   const int64_t room = n - sinks - evict;  // slots that may still be protected
-  torch::Tensor scope = torch::ones({rows, n}, torch::kBool);
+  torch::Tensor scope = torch::ones({rows, n}, torch::TensorOptions().dtype(torch::kBool).device(device));
   scope.narrow(1, 0, sinks).fill_(false);
   switch (config.scope) {
     case Scope::kNone: break;

@@ -32,9 +32,10 @@ struct ScopeConfig {
   int64_t easykv_candidates = 0;  // B − ⌊recent_ratio·B⌋ − sinks (at least the slots to evict)
 };
 
-// [rows, n] bool, true = may be evicted. `std` is [rows, n] (needed by std / easykv). At least
-// `evict` slots per row are always in scope: protections shrink when the cache is too small.
-torch::Tensor eviction_scope(const ScopeConfig& config, int64_t rows, int64_t n, int64_t evict,
+// [rows, n] bool on `device`, true = may be evicted. `std` is [rows, n] on that device (needed by
+// std / easykv). At least `evict` slots per row are always in scope: protections shrink when the
+// cache is too small.
+torch::Tensor eviction_scope(const ScopeConfig& config, int64_t rows, int64_t n, int64_t evict, const torch::Device& device,
                              const torch::Tensor& std = {});
 
 }  // namespace kvbench::policies

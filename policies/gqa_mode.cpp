@@ -1,6 +1,7 @@
 #include "policies/gqa_mode.hpp"
 
 #include <stdexcept>
+#include <vector>
 
 namespace kvbench::policies {
 
@@ -25,10 +26,10 @@ void repeat_to_query_heads(LayerCache& cache, const SequenceInfo& info) {
   LayerCache wide(info.n_heads, cache.head_dim(), cache.keys().options(), std::max<int64_t>(n, 1));
   wide.set_slot_order(cache.slot_order());
   if (n > 0) {
-    wide.append(cache.keys().repeat_interleave(group, 0), cache.values().repeat_interleave(group, 0),
+    wide.append(repeat_rows(cache.keys(), group), repeat_rows(cache.values(), group),
                 cache.positions()[0]);
     // Heads may hold different positions after per-head eviction: copy them head by head.
-    wide.positions().copy_(cache.positions().repeat_interleave(group, 0));
+    wide.positions().copy_(repeat_rows(cache.positions(), group));
   }
   cache = std::move(wide);
 }
@@ -36,7 +37,15 @@ void repeat_to_query_heads(LayerCache& cache, const SequenceInfo& info) {
 void append_model_heads(LayerCache& cache, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& positions) {
   const int64_t heads = k.size(0), stored = cache.kv_heads();
   if (stored == heads || heads == 0 || stored % heads != 0) return cache.append(k, v, positions);
-  cache.append(k.repeat_interleave(stored / heads, 0), v.repeat_interleave(stored / heads, 0), positions);
+  cache.append(repeat_rows(k, stored / heads), repeat_rows(v, stored / heads), positions);
+}
+
+torch::Tensor repeat_rows(const torch::Tensor& t, int64_t group) {
+  if (group == 1) return t;
+  std::vector<int64_t> wide = t.sizes().vec(), out = t.sizes().vec();
+  wide.insert(wide.begin() + 1, group);
+  out[0] *= group;
+  return t.unsqueeze(1).expand(wide).reshape(out);
 }
 
 }  // namespace kvbench::policies

@@ -32,4 +32,9 @@ void repeat_to_query_heads(LayerCache& cache, const SequenceInfo& info);
 // copies a repeated layer stores (the runtime's append for every layer).
 void append_model_heads(LayerCache& cache, const torch::Tensor& k, const torch::Tensor& v, const torch::Tensor& positions);
 
+// Each row along dim 0 repeated `group` times in place (repeat_interleave(group, 0)) by one
+// expand and copy: libtorch 1.13's repeat_interleave goes through a repeats tensor whose sum it
+// reads back to the host.
+torch::Tensor repeat_rows(const torch::Tensor& t, int64_t group);
+
 }  // namespace kvbench::policies

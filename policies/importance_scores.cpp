@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "policies/selection.hpp"
+
 namespace kvbench::policies {
 
 Importance parse_importance(const std::string& name) {
@@ -63,28 +65,28 @@ AttentionLedger ledger_for(Importance importance) {
 
 torch::Tensor importance_scores(Importance importance, LayerCache& cache, std::mt19937_64& rng) {
   const int64_t kvh = cache.kv_heads(), n = cache.size();
-  auto cpu = [](const torch::Tensor& t) { return t.to(torch::kCPU, torch::kFloat64); };
+  auto wide = [](const torch::Tensor& t) { return t.to(torch::kFloat64); };
   switch (importance) {
     case Importance::kRandom: {
       std::uniform_real_distribution<double> uniform(0.0, 1.0);
       torch::Tensor s = torch::empty({kvh, n}, torch::kFloat64);
       double* p = s.data_ptr<double>();
       for (int64_t i = 0; i < kvh * n; ++i) p[i] = uniform(rng);
-      return s;
+      return host_tensor_on(s, cache.keys().device());
     }
-    case Importance::kRecency: return cpu(cache.positions());
-    case Importance::kAAS: return cpu(cache.state("acc"));
-    case Importance::kAQAS: return cpu(cache.state("above"));
-    case Importance::kLTAS: return cpu(cache.state("last"));
-    case Importance::kMAS: return cpu(cache.state("acc")) / cpu(cache.state("count")).clamp_min(1.0);
+    case Importance::kRecency: return wide(cache.positions());
+    case Importance::kAAS: return wide(cache.state("acc"));
+    case Importance::kAQAS: return wide(cache.state("above"));
+    case Importance::kLTAS: return wide(cache.state("last"));
+    case Importance::kMAS: return wide(cache.state("acc")) / wide(cache.state("count")).clamp_min(1.0);
   }
   throw std::logic_error("importance_scores: unknown importance");
 }
 
 torch::Tensor attention_std(LayerCache& cache) {
-  torch::Tensor c = cache.state("count").to(torch::kCPU, torch::kFloat64).clamp_min(1.0);
-  torch::Tensor mean = cache.state("acc").to(torch::kCPU, torch::kFloat64) / c;
-  torch::Tensor second = cache.state("acc_sq").to(torch::kCPU, torch::kFloat64) / c;
+  torch::Tensor c = cache.state("count").to(torch::kFloat64).clamp_min(1.0);
+  torch::Tensor mean = cache.state("acc").to(torch::kFloat64) / c;
+  torch::Tensor second = cache.state("acc_sq").to(torch::kFloat64) / c;
   return (second - mean.square()).clamp_min(0.0).sqrt();
 }
 

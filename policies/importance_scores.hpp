@@ -36,7 +36,7 @@ struct AttentionLedger {
 };
 AttentionLedger ledger_for(Importance importance);
 
-// [kv_heads, n] float64 on CPU.
+// [kv_heads, n] float64 on the cache's device (random draws are made on the host and copied).
 torch::Tensor importance_scores(Importance importance, LayerCache& cache, std::mt19937_64& rng);
 
 // Standard deviation of the attention each slot received: sqrt(Σā²/c − (Σā/c)²) (§4.3).

@@ -98,7 +98,7 @@ class KvecPolicy : public Policy {
     if (!cache.in_arrival_order()) perm = cache.arrival_order().to(torch::kCPU).expand({kvh, n});
     // Query head q reads the slots of stored head q / (heads / kvh).
     const int64_t group = std::max<int64_t>(heads / kvh, 1);
-    torch::Tensor query_perm = perm.defined() && group > 1 ? perm.repeat_interleave(group, 0) : perm;
+    torch::Tensor query_perm = perm.defined() && group > 1 ? repeat_rows(perm, group) : perm;
     torch::Tensor P_all = in_arrival(window_mean(window_), query_perm);  // [H, n]
     torch::Tensor P = P_all.narrow(-1, 0, prefix);                       // [H, prefix]
     if (head_coverage_ && delta_ > 0) {

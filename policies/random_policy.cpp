@@ -11,6 +11,7 @@
 
 #include "policies/keep_scored.hpp"
 #include "policies/registry.hpp"
+#include "policies/selection.hpp"
 
 namespace kvbench::policies {
 namespace {
@@ -35,17 +36,19 @@ class RandomPolicy : public Policy {
     std::seed_seq seq{static_cast<uint32_t>(info_.seed), static_cast<uint32_t>(info_.seed >> 32),
                       static_cast<uint32_t>(layer), static_cast<uint32_t>(evictions_[layer]++)};
     std::mt19937_64 rng(seq);
-    torch::Tensor scores = torch::empty({rows, n}, torch::kFloat64);
-    auto s = scores.accessor<double, 2>();
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t j = 0; j < n; ++j) s[r][j] = static_cast<double>(rng() >> 11) * 0x1.0p-53;  // uniform [0, 1)
+    torch::Tensor draws = torch::empty({rows, n}, torch::kFloat32);
+    auto s = draws.accessor<float, 2>();
+    for (int64_t r = 0; r < rows; ++r)  // uniform [0, 1) in double, ranked in float32
+      for (int64_t j = 0; j < n; ++j) s[r][j] = static_cast<float>(static_cast<double>(rng() >> 11) * 0x1.0p-53);
+    // Drawn on the host, ranked on the cache's device: the host never reads the device.
+    torch::Tensor scores = host_tensor_on(draws, cache.keys().device());
     // The j-th draw belongs to the j-th oldest token, whatever slot it sits in.
     if (!cache.in_arrival_order()) {
-      torch::Tensor perm = cache.arrival_order().to(torch::kCPU);
+      torch::Tensor perm = cache.arrival_order();
       const int64_t r = std::max(rows, perm.size(0));
-      scores = torch::empty({r, n}, torch::kFloat64).scatter_(1, perm.expand({r, n}), scores.expand({r, n}));
+      scores = torch::empty({r, n}, scores.options()).scatter_(1, perm.expand({r, n}), scores.expand({r, n}));
     }
-    keep_best(cache, scores.to(torch::kFloat32), budget, newest_valid(cache, recent));
+    keep_best(cache, scores, budget, newest_valid(cache, recent));
   }
 
  private:

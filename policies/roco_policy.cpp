@@ -87,7 +87,7 @@ class RocoPolicy : public Policy {
     // choice mapped back. Random draws are dealt out in arrival order, as on an ordered cache.
     torch::Tensor arrival;
     if (!cache.in_arrival_order()) {
-      arrival = cache.arrival_order().to(torch::kCPU).expand({cache.kv_heads(), n});
+      arrival = cache.arrival_order().expand({cache.kv_heads(), n});
       if (importance_ != Importance::kRandom) importance = importance.gather(1, arrival);
       if (std_dev.defined()) std_dev = std_dev.gather(1, arrival);
     }
@@ -109,7 +109,7 @@ class RocoPolicy : public Policy {
       config.easykv_candidates =
           budget - static_cast<int64_t>(std::floor(ratio * static_cast<double>(budget))) - config.sinks;
     }
-    torch::Tensor scope = eviction_scope(config, importance.size(0), n, evict, std_dev);
+    torch::Tensor scope = eviction_scope(config, importance.size(0), n, evict, importance.device(), std_dev);
     torch::Tensor doomed = lowest_in_scope(importance, scope, evict);
     if (arrival.defined()) doomed = arrival.narrow(0, 0, doomed.size(0)).gather(1, doomed);
     cache.evict(doomed);  // kAny: O(evicted) slots move
@@ -117,11 +117,14 @@ class RocoPolicy : public Policy {
 
  private:
   // Per row, the `evict` in-scope slots of lowest importance (ties: the older slot), in column
-  // order: the largest of the negated scores by an order statistic, no sort.
+  // order: the largest of the negated scores by an order statistic, no sort; the chosen columns
+  // first by a stable partition (no nonzero(), whose size the host would read).
   static torch::Tensor lowest_in_scope(const torch::Tensor& importance, const torch::Tensor& scope, int64_t evict) {
     torch::Tensor masked = importance.masked_fill(scope.logical_not(), std::numeric_limits<double>::infinity());
     torch::Tensor chosen = top_k_mask(masked.neg(), evict);  // exactly `evict` per row
-    return chosen.nonzero().select(1, 1).reshape({importance.size(0), evict});
+    const int64_t rows = chosen.size(0), n = chosen.size(1);
+    torch::Tensor columns = torch::arange(n, chosen.options().dtype(torch::kInt64)).expand({rows, n});
+    return valid_first(columns, chosen).narrow(1, 0, evict).contiguous();
   }
 
   Importance importance_;

@@ -84,6 +84,10 @@ torch::Tensor top_k_slots(const torch::Tensor& scores, int64_t k) {
 
 torch::Tensor lowest_scored_slots(const torch::Tensor& scores, const torch::Tensor& positions, int64_t e, bool lowest_first) {
   if (scores.device().is_cpu() && positions.device().is_cpu()) return lowest_scored_slots_cpu(scores, positions, e, lowest_first);
+  return lowest_scored_slots_by_ops(scores, positions, e, lowest_first);
+}
+
+torch::Tensor lowest_scored_slots_by_ops(const torch::Tensor& scores, const torch::Tensor& positions, int64_t e, bool lowest_first) {
   // One int64 key per slot, (score, newest first) in lexicographic order: the float's bits mapped
   // to an order-preserving integer (negative floats reverse their bit order; + 0.0 turns -0.0
   // into +0.0) above 31 bits of reversed position. Exact, so topk needs no tie rule of its own.
@@ -105,19 +109,54 @@ torch::Tensor top_k_mask(const torch::Tensor& scores, int64_t k) {
     const torch::Tensor kth = kth_largest(values, k);
     return (wide ? top_k_mask_cpu<double>(values, kth, k) : top_k_mask_cpu<float>(values, kth, k)).reshape(scores.sizes());
   }
+  return top_k_mask_by_ops(scores, k);
+}
+
+torch::Tensor top_k_mask_by_ops(const torch::Tensor& scores, int64_t k) {
+  const int64_t n = scores.size(-1);
+  if (k <= 0) return torch::zeros(scores.sizes(), scores.options().dtype(torch::kBool));
+  if (k >= n) return torch::ones(scores.sizes(), scores.options().dtype(torch::kBool));
+  const torch::Tensor rows = scores.reshape({-1, n});
   torch::Tensor kth = kth_largest(rows, k).reshape({-1, 1});
   torch::Tensor above = rows > kth, ties = rows == kth;
   torch::Tensor wanted = k - above.sum(-1, /*keepdim=*/true);  // ties still needed, >= 1
   return above.logical_or(ties.logical_and(ties.cumsum(-1) <= wanted)).reshape(scores.sizes());
 }
 
+torch::Tensor valid_first(const torch::Tensor& perm_in, const torch::Tensor& valid_in) {
+  const torch::Tensor perm = perm_in.contiguous(), valid = valid_in.expand(perm.sizes()).contiguous();
+  if (!perm.device().is_cpu()) return valid_first_by_ops(perm, valid);
+  const int64_t rows = perm.size(0), n = perm.size(1);
+  torch::Tensor out = torch::empty_like(perm);
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t* slots = perm.data_ptr<int64_t>() + r * n;
+    const bool* ok = valid.data_ptr<bool>() + r * n;
+    int64_t* to = out.data_ptr<int64_t>() + r * n;
+    int64_t next_valid = 0, next_hole = 0;
+    for (int64_t j = 0; j < n; ++j) next_hole += ok[slots[j]];
+    for (int64_t j = 0; j < n; ++j) to[ok[slots[j]] ? next_valid++ : next_hole++] = slots[j];
+  }
+  return out;
+}
+
+torch::Tensor valid_first_by_ops(const torch::Tensor& perm, const torch::Tensor& valid) {
+  torch::Tensor ok = valid.expand(perm.sizes()).gather(1, perm);  // in arrival order
+  torch::Tensor count = ok.to(torch::kInt64);
+  torch::Tensor to = torch::where(ok, count.cumsum(1) - 1, count.sum(1, /*keepdim=*/true) + (1 - count).cumsum(1) - 1);
+  return torch::empty_like(perm).scatter_(1, to, perm);
+}
+
+torch::Tensor host_tensor_on(const torch::Tensor& host, const torch::Device& device) {
+  if (device.is_cpu()) return host;
+  if (!device.is_cuda()) return host.to(device, /*non_blocking=*/true);
+  torch::Tensor staged = torch::empty(host.sizes(), host.options().pinned_memory(true));
+  staged.copy_(host);
+  return staged.to(device, /*non_blocking=*/true);
+}
+
 torch::Tensor host_slots_on(const std::vector<int64_t>& slots, const torch::Device& device) {
   const auto n = static_cast<int64_t>(slots.size());
-  auto long_cpu = torch::TensorOptions().dtype(torch::kInt64);
-  if (!device.is_cuda()) return torch::tensor(slots, long_cpu).reshape({1, n}).to(device);
-  torch::Tensor staged = torch::empty({1, n}, long_cpu.pinned_memory(true));
-  std::copy(slots.begin(), slots.end(), staged.data_ptr<int64_t>());
-  return staged.to(device, torch::kInt64, /*non_blocking=*/true);
+  return host_tensor_on(torch::tensor(slots, torch::kInt64).reshape({1, n}), device);
 }
 
 void keep_top_with_recent(LayerCache& cache, const torch::Tensor& scores, int64_t budget, int64_t recent) {

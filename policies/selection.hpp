@@ -29,9 +29,27 @@ torch::Tensor lowest_scored_slots(const torch::Tensor& scores, const torch::Tens
 // column), any floating dtype, scores not NaN.
 torch::Tensor top_k_mask(const torch::Tensor& scores, int64_t k);
 
-// Slot indices chosen on the host, as a [1, n] int64 tensor on `device`. On CUDA the copy comes
-// from pinned memory and does not block: a copy from pageable memory would make every decode
-// step wait for the device.
+// lowest_scored_slots and top_k_mask off the CPU: tensor ops only, nothing read back to the host
+// (callable on the CPU, where the tests compare them with the native paths).
+torch::Tensor lowest_scored_slots_by_ops(const torch::Tensor& scores, const torch::Tensor& positions, int64_t e,
+                                         bool lowest_first = false);
+torch::Tensor top_k_mask_by_ops(const torch::Tensor& scores, int64_t k);
+
+// The slots of each row in arrival order `perm` [rows, n] int64, the valid ones first, then the
+// holes, each group still in arrival order (a stable partition, no sort): a ragged head's holes
+// sit anywhere in a kAny cache, and pooling along arrival order must not take them for
+// neighbours. valid [rows or 1, n] bool on perm's device. On the CPU one pass per row; elsewhere
+// valid_first_by_ops.
+torch::Tensor valid_first(const torch::Tensor& perm, const torch::Tensor& valid);
+// The same partition by tensor ops (nothing read back to the host): a slot's destination is its
+// rank among the valid slots, or among the holes after them, by a running count.
+torch::Tensor valid_first_by_ops(const torch::Tensor& perm, const torch::Tensor& valid);
+
+// A tensor made on the host, on `device` without making the host wait: on CUDA the copy comes
+// from pinned memory and does not block (a copy from pageable memory would make every decode step
+// wait for the device); on other devices the copy is asked not to block.
+torch::Tensor host_tensor_on(const torch::Tensor& host, const torch::Device& device);
+// Slot indices chosen on the host, as a [1, n] int64 tensor on `device` (host_tensor_on).
 torch::Tensor host_slots_on(const std::vector<int64_t>& slots, const torch::Device& device);
 
 // Keeps `budget` slots per head: the last `recent` slots always, and the top-scoring others.

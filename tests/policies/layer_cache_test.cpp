@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "policies/budget.hpp"
+#include "policies/gqa_mode.hpp"
 #include "policies/head_reduce.hpp"
 #include "policies/kv_cache.hpp"
 #include "policies/selection.hpp"
@@ -125,6 +126,35 @@ TEST(Selection, TopKMaskChoosesWhatTopKSlotsChooses) {
   }
 }
 
+// The paths off the CPU (tensor ops, nothing read back) choose what the native CPU paths choose.
+TEST(Selection, TheTensorOpPathsChooseWhatTheCpuPathsChoose) {
+  torch::Generator gen = at::detail::createCPUGenerator(11);
+  for (int trial = 0; trial < 40; ++trial) {
+    const int64_t rows = 3, n = 29, k = trial % (n + 1), e = 1 + trial % 9;
+    // Few distinct values: many ties, ±0 and ±inf among them.
+    torch::Tensor s = torch::randint(-3, 4, {rows, n}, gen).to(torch::kFloat32);
+    s.masked_fill_(s == 3, std::numeric_limits<float>::infinity()).masked_fill_(s == -3, -std::numeric_limits<float>::infinity());
+    s.masked_fill_(s == 2, -0.0f);
+    ASSERT_TRUE(torch::equal(top_k_mask_by_ops(s, k), top_k_mask(s, k))) << "trial " << trial;
+    torch::Tensor positions = torch::randperm(1000, gen).narrow(0, 0, rows * n).reshape({rows, n});
+    ASSERT_TRUE(torch::equal(lowest_scored_slots_by_ops(s, positions, e, /*lowest_first=*/true),
+                             lowest_scored_slots(s, positions, e, /*lowest_first=*/true)))
+        << "trial " << trial;
+    torch::Tensor perm = torch::stack({torch::randperm(n, gen), torch::randperm(n, gen), torch::randperm(n, gen)});
+    torch::Tensor valid = torch::randint(0, 2, {rows, n}, gen).to(torch::kBool);
+    ASSERT_TRUE(torch::equal(valid_first_by_ops(perm, valid), valid_first(perm, valid))) << "trial " << trial;
+  }
+}
+
+TEST(Selection, ValidFirstIsAStablePartitionOfTheArrivalOrder) {
+  // Slots 0 and 2 valid; arrival order 3, 0, 2, 1: the valid in that order, then the holes.
+  torch::Tensor perm = torch::tensor({{3, 0, 2, 1}}, torch::kInt64);
+  torch::Tensor valid = torch::tensor({{true, false, true, false}});
+  torch::Tensor expected = torch::tensor({{0, 2, 3, 1}}, torch::kInt64);
+  EXPECT_TRUE(torch::equal(valid_first(perm, valid), expected));
+  EXPECT_TRUE(torch::equal(valid_first_by_ops(perm, valid), expected));
+}
+
 TEST(Selection, HostSlotsAreOneRowOnTheDevice) {
   torch::Tensor t = host_slots_on({5, 0, 3}, torch::kCPU);
   EXPECT_EQ(t.scalar_type(), torch::kInt64);
@@ -137,6 +167,14 @@ TEST(HeadReduce, GroupsQueryHeadsOfAKvHead) {
   EXPECT_TRUE(torch::allclose(reduce_to_kv_heads(s, 2, HeadReduce::kMean), torch::tensor({{2.f}, {15.f}})));
   EXPECT_TRUE(torch::allclose(reduce_to_kv_heads(s, 2, HeadReduce::kMax), torch::tensor({{3.f}, {20.f}})));
   EXPECT_TRUE(torch::allclose(reduce_to_kv_heads(s, 2, HeadReduce::kSum), torch::tensor({{4.f}, {30.f}})));
+}
+
+TEST(GqaMode, RepeatRowsIsRepeatInterleave) {
+  torch::Tensor kv = torch::arange(2 * 3 * 4, torch::kFloat32).reshape({2, 3, 4});
+  torch::Tensor positions = torch::arange(6, torch::kInt64).reshape({2, 3});
+  EXPECT_TRUE(torch::equal(repeat_rows(kv, 3), kv.repeat_interleave(3, 0)));
+  EXPECT_TRUE(torch::equal(repeat_rows(positions, 2), positions.repeat_interleave(2, 0)));
+  EXPECT_TRUE(torch::equal(repeat_rows(positions, 1), positions));
 }
 
 TEST(Budget, ParsesTokensFractionsAndFull) {

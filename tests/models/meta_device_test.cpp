@@ -1,0 +1,95 @@
+// Decode steps on the meta device, the CPU stand-in for Cuda.DecodeStepsNeverSynchronise (which
+// only a GPU machine runs): meta tensors have shapes and no data, so a policy that reads a value
+// back (.item(), a copy to the host, nonzero()) or copies from the host with a blocking copy fails,
+// and one that decides with tensor ops on the device runs through.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "models/device_resident_policies.hpp"
+#include "models/generation.hpp"
+#include "models/meta_kernels.hpp"
+#include "models/model_loader.hpp"
+#include "policies/registry.hpp"
+
+namespace kvbench::models {
+namespace {
+
+using kvbench::testing::BlockingCopiesFail;
+
+class MetaDevice : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    LoadedModel loaded = load_model("stories260K");
+    model_ = new Transformer(loaded.config, to_device(loaded.weights, torch::kMeta, torch::kFloat32));
+  }
+  static void TearDownTestSuite() {
+    delete model_;
+    model_ = nullptr;
+  }
+
+  // A 24-token prompt under a 16-token budget (compressed at prefill), then 12 decode steps that
+  // each evict; "" when it ran through, else where and why it failed.
+  static std::string decode(const std::string& policy_name, Protocol protocol) {
+    auto policy = policies::make_policy(policy_name);
+    SessionOptions options;
+    options.protocol = protocol;
+    options.block = 4;
+    options.budget = policy_name == "full" ? policies::Budget::unlimited() : policies::Budget::tokens(16);
+    std::vector<int64_t> tokens{1};
+    for (int i = 0; i < 23; ++i) tokens.push_back(3 + (i * 37) % 500);
+    const char* where = "prefill";
+    try {
+      BlockingCopiesFail fail;
+      InferenceSession session(*model_, policy.get(), options);
+      session.prefill(tokens);
+      where = "decode step";
+      for (int s = 0; s < 12; ++s) session.step(3 + (s * 11) % 500);
+      return "";
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      return std::string(where) + ": " + what.substr(0, what.find('\n'));
+    }
+  }
+
+  static Transformer* model_;
+};
+
+Transformer* MetaDevice::model_ = nullptr;
+
+TEST_F(MetaDevice, TheStandInFailsOnReadsAndBlockingCopies) {
+  torch::Tensor x = torch::zeros({4, 8}, torch::TensorOptions().device(torch::kMeta));
+  EXPECT_ANY_THROW(x.sum().item<float>());
+  EXPECT_ANY_THROW(x.to(torch::kCPU));
+  EXPECT_ANY_THROW(x.gt(0).nonzero());
+  torch::Tensor host = torch::ones({4, 8});
+  EXPECT_NO_THROW(x.copy_(host));  // outside a BlockingCopiesFail: the model's weights are loaded so
+  BlockingCopiesFail fail;
+  EXPECT_ANY_THROW(x.copy_(host));
+  EXPECT_NO_THROW(x.copy_(host, /*non_blocking=*/true));
+  EXPECT_NO_THROW(x.copy_(x.flip(1)));  // device to device
+}
+
+TEST_F(MetaDevice, DeviceResidentPoliciesNeverReadTheDevice) {
+  for (const std::string& name : kvbench::testing::device_resident_policies()) {
+    for (Protocol protocol : {Protocol::kDecode, Protocol::kStream})
+      EXPECT_EQ(decode(name, protocol), "") << name << " (" << to_string(protocol) << ")";
+  }
+}
+
+// Every policy is in one of the two lists, and the host-deciding ones do read the device: a policy
+// moved to the device is moved in the list (and in docs/performance.md) too.
+TEST_F(MetaDevice, TheOtherPoliciesAreListedAsReadingTheDevice) {
+  const auto& on_device = kvbench::testing::device_resident_policies();
+  const auto& on_host = kvbench::testing::host_deciding_policies();
+  auto listed = [](const std::vector<std::string>& list, const std::string& name) {
+    return std::find(list.begin(), list.end(), name) != list.end();
+  };
+  for (const auto& info : policies::registered_policies())
+    EXPECT_NE(listed(on_device, info.name), listed(on_host, info.name)) << info.name << " must be in exactly one list";
+  for (const std::string& name : on_host) EXPECT_NE(decode(name, Protocol::kDecode), "") << name << " runs on the device now";
+}
+
+}  // namespace
+}  // namespace kvbench::models
