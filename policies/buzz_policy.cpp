@@ -29,11 +29,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <numeric>
 
 #include "policies/buzz_sampling.hpp"
 #include "policies/head_reduce.hpp"
 #include "policies/registry.hpp"
+#include "policies/selection.hpp"
 
 namespace kvbench::policies {
 namespace {
@@ -115,43 +115,32 @@ class BuzzPolicy : public Policy {
     if (middle < T + slack) return;
     if (T < buzz::kMinThreshold) return keep_last(cache, layout_.sinks + layout_.window + layout_.threshold);
 
-    const int64_t n_old = std::min(n_old_[layer], middle);
-    torch::Tensor acc = cache.state("acc").to(torch::kCPU, torch::kFloat64).contiguous();
-    std::vector<torch::Tensor> rows;
-    int64_t kept_old = 0;
-    for (int64_t h = 0; h < cache.kv_heads(); ++h) {
-      const double* score = acc.data_ptr<double>() + h * n;
-      std::vector<int64_t> old(n_old);
-      std::iota(old.begin(), old.end(), k);
-      int64_t next_new = k + n_old;  // first buffered new token
-      const int64_t end_new = n - w;
-      auto sample_new = [&](int64_t take) {
-        std::vector<int64_t> fresh(take);
-        std::iota(fresh.begin(), fresh.end(), next_new);
-        next_new += take;
-        std::vector<int64_t> resampled = buzz::interval_sample(old, old_stride_);
-        std::vector<int64_t> sampled =
-            local_max_ ? buzz::local_max_sample(fresh, score, stride_) : buzz::interval_sample(fresh, stride_);
-        resampled.insert(resampled.end(), sampled.begin(), sampled.end());
-        old = std::move(resampled);
-      };
-      if (one_pass_) {
-        sample_new(end_new - next_new);
-        while (static_cast<int64_t>(old.size()) > T) old = buzz::interval_sample(old, old_stride_);
-      } else {
-        // Alg. 1 lines 7–17: evict whenever old + new reach T (+ slack), consuming that many new tokens.
-        while (static_cast<int64_t>(old.size()) + (end_new - next_new) >= T + slack)
-          sample_new(T + slack - static_cast<int64_t>(old.size()));  // ≥ 1: |old| < T after every step
-      }
-      kept_old = static_cast<int64_t>(old.size());
-      std::vector<int64_t> keep(k);
-      std::iota(keep.begin(), keep.end(), 0);
-      keep.insert(keep.end(), old.begin(), old.end());
-      for (int64_t j = next_new; j < n; ++j) keep.push_back(j);  // still-buffered new tokens + window
-      rows.push_back(torch::tensor(keep, torch::kInt64));
+    // The old tokens are slots [k, k + n_old), the buffered new ones follow. The plan is the same
+    // for every head (it depends on sizes only); each head picks its own local maxima.
+    std::vector<buzz::Run> old = buzz::single_slots(k, std::min(n_old_[layer], middle));
+    int64_t next_new = k + static_cast<int64_t>(old.size());  // first buffered new token
+    const int64_t end_new = n - w;
+    auto sample_new = [&](int64_t take) {
+      std::vector<buzz::Run> fresh = local_max_ ? buzz::local_max_segments(next_new, take, stride_)
+                                                : buzz::interval_sample(buzz::single_slots(next_new, take), stride_);
+      next_new += take;
+      old = buzz::interval_sample(old, old_stride_);
+      old.insert(old.end(), fresh.begin(), fresh.end());
+    };
+    if (one_pass_) {
+      sample_new(end_new - next_new);
+      while (static_cast<int64_t>(old.size()) > T) old = buzz::interval_sample(old, old_stride_);
+    } else {
+      // Alg. 1 lines 7–17: evict whenever old + new reach T (+ slack), consuming that many new tokens.
+      while (static_cast<int64_t>(old.size()) + (end_new - next_new) >= T + slack)
+        sample_new(T + slack - static_cast<int64_t>(old.size()));  // ≥ 1: |old| < T after every step
     }
-    n_old_[layer] = kept_old;
-    cache.keep(torch::stack(rows));
+    n_old_[layer] = static_cast<int64_t>(old.size());
+    std::vector<buzz::Run> keep = buzz::single_slots(0, k);
+    keep.insert(keep.end(), old.begin(), old.end());
+    const std::vector<buzz::Run> rest = buzz::single_slots(next_new, n - next_new);  // still-buffered new + window
+    keep.insert(keep.end(), rest.begin(), rest.end());
+    cache.keep(best_in_runs(cache.state("acc"), keep));
   }
 
  private:
@@ -159,7 +148,28 @@ class BuzzPolicy : public Policy {
   static void keep_last(LayerCache& cache, int64_t budget) {
     const int64_t n = cache.size();
     if (n <= budget) return;
-    cache.keep(torch::arange(n - budget, n, torch::kInt64).unsqueeze(0));
+    cache.keep(torch::arange(n - budget, n, torch::TensorOptions().dtype(torch::kInt64).device(cache.keys().device())).unsqueeze(0));
+  }
+
+  // The slot each run keeps, per head ([kv_heads, runs] int64, or [1, runs] when every run is one
+  // slot): the first maximum of the head's accumulated attention over the run's slots. The plan
+  // goes to the device in one non-blocking copy; nothing comes back.
+  static torch::Tensor best_in_runs(const torch::Tensor& acc, const std::vector<buzz::Run>& runs) {
+    const auto m = static_cast<int64_t>(runs.size());
+    int64_t longest = 1;
+    for (const buzz::Run& r : runs) longest = std::max(longest, r.length);
+    // Row r: the run's slots, padded with its first slot (a repeat never comes before it, so it
+    // never is the first maximum).
+    torch::Tensor plan = torch::empty({m, longest}, torch::kInt64);
+    int64_t* slot = plan.data_ptr<int64_t>();
+    for (const buzz::Run& r : runs)
+      for (int64_t i = 0; i < longest; ++i) *slot++ = r.begin + (i < r.length ? i : 0);
+    const torch::Tensor on_device = host_tensor_on(plan, acc.device());
+    const torch::Tensor first = on_device.select(1, 0).unsqueeze(0);
+    if (longest == 1) return first;
+    const int64_t heads = acc.size(0);
+    torch::Tensor scores = acc.index_select(1, on_device.reshape({-1})).reshape({heads, m, longest});
+    return first + scores.argmax(-1);  // argmax: the first maximal index
   }
 
   int64_t sinks_, window_, threshold_, stride_, old_stride_ = 0;

@@ -7,22 +7,16 @@
 
 namespace kvbench::policies::buzz {
 
-std::vector<int64_t> interval_sample(const std::vector<int64_t>& items, int64_t stride) {
-  std::vector<int64_t> kept;
-  for (size_t i = 0; i < items.size(); i += static_cast<size_t>(stride)) kept.push_back(items[i]);
-  return kept;
+std::vector<Run> single_slots(int64_t begin, int64_t count) {
+  std::vector<Run> runs;
+  for (int64_t j = begin; j < begin + count; ++j) runs.push_back({j, 1});
+  return runs;
 }
 
-std::vector<int64_t> local_max_sample(const std::vector<int64_t>& items, const double* score, int64_t stride) {
-  std::vector<int64_t> kept;
-  for (size_t begin = 0; begin < items.size(); begin += static_cast<size_t>(stride)) {
-    const size_t end = std::min(items.size(), begin + static_cast<size_t>(stride));
-    size_t best = begin;
-    for (size_t i = begin + 1; i < end; ++i)
-      if (score[items[i]] > score[items[best]]) best = i;
-    kept.push_back(items[best]);
-  }
-  return kept;
+std::vector<Run> local_max_segments(int64_t begin, int64_t count, int64_t stride) {
+  std::vector<Run> runs;
+  for (int64_t b = begin; b < begin + count; b += stride) runs.push_back({b, std::min(stride, begin + count - b)});
+  return runs;
 }
 
 int64_t old_stride_for(int64_t stride) { return (stride + 1) / 2; }

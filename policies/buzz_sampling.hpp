@@ -1,17 +1,35 @@
 #pragma once
 // The two samplers of BUZZ (buzz.txt §3.3) and its parameter estimation (Theorem 3.1), kept free
 // of tensors so that the algorithm's steps can be read (and tested) on their own.
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
 namespace kvbench::policies::buzz {
 
-// Alg. 1 line 15 for old tokens: every `stride`-th item, starting with the first (0, ŝ, 2ŝ, …).
-std::vector<int64_t> interval_sample(const std::vector<int64_t>& items, int64_t stride);
+// A kept token, as the slots it is chosen from: the best-scored of [begin, begin + length) (ties:
+// the earlier slot). One slot for sinks, window and tokens sampled by interval; a segment of new
+// tokens for a local maximum (Alg. 2). Every decision of Alg. 1 depends on sizes only, so the
+// host plans runs and the scores are read once, on the device, to pick each run's slot.
+struct Run {
+  int64_t begin = 0;
+  int64_t length = 1;
+};
 
-// Alg. 2: cut `items` into consecutive segments of `stride` (the last may be shorter) and keep the
-// item of largest score in each; ties go to the earlier item. score(item) is looked up by value.
-std::vector<int64_t> local_max_sample(const std::vector<int64_t>& items, const double* score, int64_t stride);
+// The slots [begin, begin + count), one run each.
+std::vector<Run> single_slots(int64_t begin, int64_t count);
+
+// Alg. 1 line 15 for old tokens: every `stride`-th item, starting with the first (0, ŝ, 2ŝ, …).
+template <class Item>
+std::vector<Item> interval_sample(const std::vector<Item>& items, int64_t stride) {
+  std::vector<Item> kept;
+  for (std::size_t i = 0; i < items.size(); i += static_cast<std::size_t>(stride)) kept.push_back(items[i]);
+  return kept;
+}
+
+// Alg. 2: the slots [begin, begin + count) cut into consecutive segments of `stride` (the last may
+// be shorter); each segment keeps its local maximum.
+std::vector<Run> local_max_segments(int64_t begin, int64_t count, int64_t stride);
 
 // ŝ = ⌊(s + 1)/2⌋, the stride for old tokens (§3.3, Alg. 1 line 13).
 int64_t old_stride_for(int64_t stride);
