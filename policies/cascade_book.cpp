@@ -25,10 +25,10 @@ Book::Book(int64_t sinks, std::vector<int64_t> capacities, int64_t base, bool to
 
 bool Book::accepting(size_t i) const { return seen_ % periods_.at(i) == 0; }
 
-void Book::insert(const Token& incoming) {
+std::optional<Token> Book::insert(const Token& incoming, const Referee& referee) {
   if (static_cast<int64_t>(sinks_.size()) < n_sinks_) {
     sinks_.push_back(incoming);
-    return;
+    return std::nullopt;
   }
   Token item = incoming;
   std::vector<bool> accepts(cascades_.size());
@@ -39,22 +39,26 @@ void Book::insert(const Token& incoming) {
     std::deque<Token>& buf = cascades_[i];
     if (accepts[i]) {
       buf.push_back(item);  // cases 1–2: accept; when full, the oldest moves on to the next sub-cache
-      if (static_cast<int64_t>(buf.size()) <= capacities_[i]) return;
+      if (static_cast<int64_t>(buf.size()) <= capacities_[i]) return std::nullopt;
       item = buf.front();
       buf.pop_front();
       continue;
     }
     if (buf.empty()) {  // eager add to an empty sub-cache rather than dropping the token
       buf.push_back(item);
-      return;
+      return std::nullopt;
     }
-    // Cases 3–4: not accepting; the incoming token replaces the newest one if its attention EMA
-    // is at least as high (token selection; the reference kernel compares score >= old_score);
-    // otherwise it is discarded.
-    if (token_selection_ && item.score >= buf.back().score) buf.back() = item;
-    return;
+    // Cases 3–4: not accepting; under token selection the incoming token replaces the newest one
+    // if the referee says so (by default: its attention EMA is at least as high); otherwise, and
+    // always without token selection, it is discarded.
+    if (!token_selection_) return item;
+    const Contest contest = referee ? referee(item, buf.back())
+                            : item.score >= buf.back().score ? Contest{item, buf.back()}
+                                                              : Contest{buf.back(), item};
+    buf.back() = contest.stays;
+    return contest.leaves;
   }
-  // Evicted from the last sub-cache: gone.
+  return item;  // evicted from the last sub-cache: gone
 }
 
 int64_t Book::size() const {

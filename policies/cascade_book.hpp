@@ -6,14 +6,23 @@
 #include <cstdint>
 #include <cstddef>
 #include <deque>
+#include <functional>
+#include <optional>
 #include <vector>
 
 namespace kvbench::policies::cascade {
 
 struct Token {
-  int64_t position = 0;
-  double score = 0;  // EMA of received attention
+  int64_t position = 0;  // or any id the caller gives its tokens (the policy's device path)
+  double score = 0;      // EMA of received attention
 };
+
+// Cases 3–4: a sub-cache that is not accepting keeps either the incoming token or its own newest
+// one; the other leaves the book. Nothing else Alg. 1 does depends on scores.
+struct Contest {
+  Token stays, leaves;
+};
+using Referee = std::function<Contest(const Token& incoming, const Token& newest)>;
 
 class Book {
  public:
@@ -23,8 +32,10 @@ class Book {
   // cascade holds every token until it is full instead of thinning from the start.
   Book(int64_t sinks, std::vector<int64_t> capacities, int64_t base, bool token_selection, bool eager_fill = false);
 
-  // Alg. 1 for one incoming token.
-  void insert(const Token& token);
+  // Alg. 1 for one incoming token. Returns the token that left the book, if one did. `referee`
+  // decides cases 3–4 under token selection (default: by score, ties to the incoming token, as
+  // the reference kernel compares score >= old_score).
+  std::optional<Token> insert(const Token& token, const Referee& referee = {});
 
   int64_t size() const;
   int64_t non_sink_seen() const { return seen_; }

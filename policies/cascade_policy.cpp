@@ -16,9 +16,10 @@
 // Budget: |C| = the budget; the sinks come on top (`sinks_on_top`, the paper's accounting: "a window
 // of 1024 has 1028 tokens"), so layer_budget() = budget + sinks; with `sinks_on_top: false` they
 // count inside it.
-// Implementation: the cascade is kept as logical circular buffers of token ids (cascade_book.hpp);
-// compress() finds the book's tokens in the cache by position and evicts, with the same slots on
-// every head, what Alg. 1 dropped. The book's order (sinks, then the last sub-cache … the first)
+// Implementation: the cascade is kept as logical circular buffers of token ids (cascade_book.hpp)
+// on the host; Alg. 1's structure depends on sizes only, so the host runs it and only the contests
+// of cases 3–4 read scores, on the cache's device (nothing is read back); compress() evicts, with
+// the same slots on every head, the positions that left the book. The book's order (sinks, then the last sub-cache … the first)
 // is position order, which is the order kCacheSlot rotates keys by (arrival rank), so the cache
 // may keep its slots in any order (SlotOrder::kAny): an evicting step moves O(evicted · d), as the
 // paper's physical circular buffers overwrite one slot in O(d).
@@ -82,6 +83,7 @@ class CascadePolicy : public Policy {
   void begin(const SequenceInfo& info) override {
     Policy::begin(info);
     books_.clear();
+    token_ids_.clear();
     unlimited_ = info.budget >= (int64_t{1} << 40);
     if (unlimited_) return;
     const int64_t sinks = sinks_on_top_ ? sinks_ : std::min<int64_t>(sinks_, std::max<int64_t>(0, info.budget - 1));
@@ -100,8 +102,8 @@ class CascadePolicy : public Policy {
 
   void observe(int64_t, LayerCache& cache, const AttentionStats& stats, Phase) override {
     if (!token_selection_ || !stats.column_sums.defined()) return;
-    torch::Tensor counts = stats.column_counts.to(torch::kCPU, torch::kFloat64);  // [n]
-    torch::Tensor mean = stats.column_sums.to(torch::kCPU, torch::kFloat64) / counts.clamp_min(1.0).unsqueeze(0);
+    torch::Tensor counts = stats.column_counts.to(torch::kFloat64);  // [n], on the cache's device
+    torch::Tensor mean = stats.column_sums.to(torch::kFloat64) / counts.clamp_min(1.0).unsqueeze(0);
     torch::Tensor s;  // ρ over all query heads -> [n]
     switch (reduce_) {
       case CascadeReduce::kMean: s = mean.mean(0); break;
@@ -110,57 +112,63 @@ class CascadePolicy : public Policy {
     }
     torch::Tensor decay = torch::pow(gamma_, counts);  // γ^c; c = 1 for a decoded token
     torch::Tensor ema = cache.state("ema", {}, torch::kFloat64);            // same value on every KV head
-    torch::Tensor updated = decay * ema.select(0, 0).to(torch::kCPU, torch::kFloat64) + (1 - decay) * s;
-    ema.copy_(updated.to(ema.dtype()).unsqueeze(0).expand_as(ema));
+    torch::Tensor updated = decay * ema.select(0, 0) + (1 - decay) * s;
+    ema.copy_(updated.unsqueeze(0).expand_as(ema));
   }
 
+  // Alg. 1 without reading the device: the book runs on the host over token ids (its structure
+  // depends on sizes only), each id's position is a 0-dim tensor on the cache's device, and a
+  // contest (cases 3–4) is decided there by score; the positions that left the book are evicted
+  // by one comparison with the cache's. (On the CPU too: cheaper than reading the EMA back.)
   void compress(int64_t layer, LayerCache& cache, Phase) override {
     if (unlimited_) return;
     cascade::Book& book = book_for(layer);
+    TokenIds& tokens = token_ids_[layer];
     const int64_t n = cache.size(), known = book.size();
     if (known > n) throw std::logic_error("cascade: the cache lost tokens the policy still tracks");
-    torch::Tensor positions = cache.positions().select(0, 0).to(torch::kCPU).contiguous();
-    const int64_t* pos = positions.data_ptr<int64_t>();
-    torch::Tensor ema = token_selection_ ? cache.state("ema", {}, torch::kFloat64).select(0, 0).to(torch::kCPU, torch::kFloat64).contiguous()
-                                         : torch::zeros({n}, torch::kFloat64);
-    const double* score = ema.data_ptr<double>();
-    // The book's tokens sit in the cache's first `known` slots, in any order (kAny moves them):
-    // found by position (the book is in position order), their scores refreshed.
-    std::vector<cascade::Token*> ordered = book.in_order();
-    auto find = [&](int64_t position) -> cascade::Token* {
-      auto it = std::lower_bound(ordered.begin(), ordered.end(), position,
-                                 [](const cascade::Token* t, int64_t p) { return t->position < p; });
-      return it != ordered.end() && (*it)->position == position ? *it : nullptr;
+    const torch::Tensor positions = cache.positions().select(0, 0);  // every head holds the same tokens
+    const torch::Tensor ema = token_selection_ ? cache.state("ema", {}, torch::kFloat64).select(0, 0) : torch::Tensor();
+    const double lowest = -std::numeric_limits<double>::infinity();
+    auto score = [&](const torch::Tensor& position) { return torch::where(positions == position, ema, lowest).amax(); };
+    cascade::Referee referee = [&](const cascade::Token& incoming, const cascade::Token& newest) {
+      const torch::Tensor a = tokens.take(incoming.position), b = tokens.take(newest.position);
+      const torch::Tensor incoming_stays = score(a) >= score(b);  // ties to the incoming token
+      return cascade::Contest{{tokens.add(torch::where(incoming_stays, a, b))}, {tokens.add(torch::where(incoming_stays, b, a))}};
     };
-    for (int64_t j = 0; j < known; ++j) {
-      cascade::Token* t = find(pos[j]);
-      if (!t) throw std::logic_error("cascade: cache and cascade book disagree");
-      t->score = score[j];
-    }
-    // The forward's new tokens are the last slots, oldest first.
-    for (int64_t j = known; j < n; ++j) book.insert({pos[j], score[j]});
-    if (book.size() == n) return;  // nothing evicted
-    ordered = book.in_order();
-    std::vector<int64_t> gone;
-    for (int64_t j = 0; j < n; ++j)
-      if (!find(pos[j])) gone.push_back(j);
-    if (cache.slot_order() == SlotOrder::kAny) {  // O(evicted): the holes are refilled from the tail
-      cache.evict(host_slots_on(gone, cache.keys().device()));
-      return;
-    }
-    std::vector<int64_t> keep;  // kArrival: the survivors, in slot order
-    keep.reserve(n - gone.size());
-    for (int64_t j = 0, g = 0; j < n; ++j) {
-      if (g < static_cast<int64_t>(gone.size()) && gone[g] == j) ++g;
-      else keep.push_back(j);
-    }
-    cache.keep(host_slots_on(keep, cache.keys().device()));
+    std::vector<torch::Tensor> gone;
+    const torch::Tensor fresh = positions.narrow(0, known, n - known).clone();  // the forward's new tokens, oldest first
+    for (int64_t j = 0; j < n - known; ++j)
+      if (auto left = book.insert({tokens.add(fresh[j])}, referee)) gone.push_back(tokens.take(left->position));
+    if (gone.empty()) return;
+    const auto e = static_cast<int64_t>(gone.size());
+    torch::Tensor leaving = positions.unsqueeze(1).eq(torch::stack(gone).unsqueeze(0)).any(1).unsqueeze(0);  // [1, n]
+    torch::Tensor slots = torch::arange(n, positions.options()).unsqueeze(0);
+    // kAny: O(evicted), the holes are refilled from the tail; kArrival: the survivors, in slot order.
+    if (cache.slot_order() == SlotOrder::kAny) cache.evict(valid_first(slots, leaving).narrow(1, 0, e));
+    else cache.keep(valid_first(slots, leaving.logical_not()).narrow(1, 0, n - e));
   }
 
   // For tests and reports: eq. 4's approximate context length under the resolved budget.
   int64_t approximate_context_length() const { return cascade::approximate_context_length(capacities_, base_); }
 
  private:
+  // The book's token ids and their positions (0-dim tensors on the cache's device).
+  struct TokenIds {
+    int64_t next = 0;
+    std::map<int64_t, torch::Tensor> position;
+    int64_t add(torch::Tensor p) {
+      position.emplace(next, std::move(p));
+      return next++;
+    }
+    torch::Tensor take(int64_t id) {  // the id leaves (it was replaced or left the book)
+      auto it = position.find(id);
+      if (it == position.end()) throw std::logic_error("cascade: unknown token id " + std::to_string(id));
+      torch::Tensor p = std::move(it->second);
+      position.erase(it);
+      return p;
+    }
+  };
+
   cascade::Book& book_for(int64_t layer) {
     auto it = books_.find(layer);
     if (it == books_.end()) it = books_.emplace(layer, cascade::Book(sinks_used_, capacities_, base_, token_selection_, eager_fill_)).first;
@@ -177,6 +185,7 @@ class CascadePolicy : public Policy {
   std::vector<int64_t> capacities_;
   double gamma_ = 0;
   std::map<int64_t, cascade::Book> books_;  // per layer
+  std::map<int64_t, TokenIds> token_ids_;   // per layer
 };
 
 const PolicyRegistration registration({

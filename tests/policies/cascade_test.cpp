@@ -5,6 +5,7 @@
 // official code: cascade_parity_test.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
@@ -174,6 +175,56 @@ TEST(Cascade, PolicyMatchesAnIndependentSimulation) {
     }
     ASSERT_EQ(got, positions_of(reference)) << "at token " << p;
   }
+}
+
+// The policy runs Alg. 1 over token ids and decides cases 3–4 with tensor ops on the cache's
+// device (it never reads scores back): it keeps what the book keeps when driven on the host with
+// the cache's own EMA. Blocks of 1–3 queries with random attention, or none at all (every contest
+// a tie), both slot orders, with and without token selection and eager fill.
+void expect_policy_keeps_what_the_book_keeps(bool attended, bool any_order, bool selection, bool eager) {
+  const int64_t budget = 10, sinks = 2;
+  SequenceInfo info;
+  info.n_layers = 1; info.n_heads = 4; info.n_kv_heads = 2; info.head_dim = 2; info.budget = budget;
+  auto policy = make_policy("cascade", {{"cascades", 3}, {"token_selection", selection}, {"eager_fill", eager}, {"sinks", sinks}});
+  policy->begin(info);
+  cascade::Book reference(sinks, cascade::split_capacity(budget, 3), 2, selection, eager);
+  LayerCache cache(2, 2, torch::kFloat32);
+  if (any_order) cache.set_slot_order(SlotOrder::kAny);
+  const std::string where = std::string(any_order ? "kAny" : "kArrival") + " selection " + std::to_string(selection) +
+                            " eager " + std::to_string(eager) + " attended " + std::to_string(attended);
+  torch::manual_seed(3);
+  for (int64_t p = 0, step = 0; p < 150; ++step) {
+    const int64_t T = 1 + step % 3;
+    torch::Tensor k = torch::randn({2, T, 2});
+    cache.append(k, k.clone(), torch::arange(p, p + T, torch::kInt64));
+    // Few distinct attention values, so that near and exact ties are common.
+    AttentionStats stats;
+    stats.column_sums = torch::randint(0, 3, {4, cache.size()}).to(torch::kFloat32) * (attended ? 1.0f : 0.0f);
+    stats.column_counts = torch::full({cache.size()}, static_cast<float>(T));
+    stats.n_queries = T;
+    policy->observe(0, cache, stats, Phase::kDecode);
+    std::map<int64_t, double> ema;  // position -> the cache's μ
+    if (selection) {
+      torch::Tensor mu = cache.state("ema", {}, torch::kFloat64);
+      for (int64_t j = 0; j < cache.size(); ++j) ema[cache.positions()[0][j].item<int64_t>()] = mu[0][j].item<double>();
+    }
+    policy->compress(0, cache, Phase::kDecode);
+    for (cascade::Token* t : reference.in_order()) t->score = ema[t->position];
+    for (int64_t q = p; q < p + T; ++q) reference.insert({q, ema[q]});
+    p += T;
+    std::vector<int64_t> kept;
+    for (int64_t j = 0; j < cache.size(); ++j) {
+      kept.push_back(cache.positions()[0][j].item<int64_t>());
+      ASSERT_EQ(cache.positions()[1][j].item<int64_t>(), kept.back()) << "heads disagree, " << where;
+    }
+    if (any_order) std::sort(kept.begin(), kept.end());  // kArrival: slots stay in position order
+    ASSERT_EQ(kept, positions_of(reference)) << "step " << step << ", " << where;
+  }
+}
+
+TEST(Cascade, DecidesOnTheDeviceWhatTheBookDecides) {
+  for (int variant = 0; variant < 16; ++variant)
+    expect_policy_keeps_what_the_book_keeps(variant & 1, variant & 2, variant & 4, variant & 8);
 }
 
 }  // namespace
