@@ -13,7 +13,7 @@
 namespace kvbench::policies::cascade {
 
 struct Token {
-  int64_t position = 0;  // or any id the caller gives its tokens (the policy's device path)
+  int64_t position = 0;  // or any id the caller gives its tokens (the policy: ids whose positions live on the device)
   double score = 0;      // EMA of received attention
 };
 
