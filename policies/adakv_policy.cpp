@@ -172,7 +172,8 @@ const PolicyRegistration registration({
     "Head-adaptive budget allocation (top H·b over all heads + α safeguard) around a scorer",
     "Ada-KV (Feng et al. 2024, Alg. 1; FFY0/AdaKV AdaptiveSnapKVCluster, floor_alpha 0.2)",
     adakv_defaults(),
-    [](const nlohmann::json& p) { return std::make_unique<AdaKvPolicy>(p); }});
+    [](const nlohmann::json& p) { return std::make_unique<AdaKvPolicy>(p); },
+    "its ragged eviction sizes the cache by the longest head (compresses once, after the prompt, under oneshot)"});
 
 }  // namespace
 }  // namespace kvbench::policies

@@ -131,7 +131,8 @@ const PolicyRegistration registration({
      {"epsilon", 1e-5},
      {"local_ratio", 0.5},
      {"head_reduce", "mean"}},
-    [](const nlohmann::json& p) { return std::make_unique<BumbleBeePolicy>(p); }});
+    [](const nlohmann::json& p) { return std::make_unique<BumbleBeePolicy>(p); },
+    "the online summary (Alg. 2) compares similarities and gains on the host as tokens join"});
 
 }  // namespace
 }  // namespace kvbench::policies

@@ -230,7 +230,9 @@ const PolicyRegistration registration({
      {"std_over", "all"},
      {"gqa", "repeat"},
      {"head_reduce", "mean"}},
-    [](const nlohmann::json& p) { return std::make_unique<KvecPolicy>(p); }});
+    [](const nlohmann::json& p) { return std::make_unique<KvecPolicy>(p); },
+    "head coverage loops over the least-focused heads and layer coverage is sized by the largest position "
+    "(compresses once, after the prompt, under oneshot)"});
 
 }  // namespace
 }  // namespace kvbench::policies

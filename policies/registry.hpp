@@ -19,6 +19,10 @@ struct PolicyInfo {
   nlohmann::json defaults;  // every parameter with its default
   // Receives the defaults overlaid with the user's parameters (unknown keys already rejected).
   std::function<std::unique_ptr<Policy>(const nlohmann::json& params)> make;
+  // Why an evicting decode step reads a value back from the cache's device (on CUDA: the host
+  // waits for the GPU); empty when the policy decides with tensor ops on the device. Checked for
+  // every policy by tests/models/meta_device_test.cpp.
+  std::string reads_device = {};
 };
 
 struct PolicyRegistration {
