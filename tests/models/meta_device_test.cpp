@@ -29,8 +29,9 @@ class MetaDevice : public ::testing::Test {
 
   // A 24-token prompt under a 16-token budget (compressed at prefill), then 12 decode steps that
   // each evict; "" when it ran through, else where and why it failed.
-  static std::string decode(const std::string& policy_name, Protocol protocol) {
-    auto policy = policies::make_policy(policy_name);
+  static std::string decode(const std::string& policy_name, Protocol protocol,
+                            const nlohmann::json& params = nlohmann::json::object()) {
+    auto policy = policies::make_policy(policy_name, params);
     SessionOptions options;
     options.protocol = protocol;
     options.block = 4;
@@ -82,6 +83,43 @@ TEST_F(MetaDevice, EveryPolicyReadsTheDeviceExactlyWhenItsRegistrationSaysSo) {
         EXPECT_NE(failure, "") << info.name << " runs on the device now: clear its reads_device";
     }
   }
+}
+
+// The options that take other code paths keep the device-side policies on the device.
+TEST_F(MetaDevice, TheirOptionsDecideOnTheDeviceToo) {
+  const std::vector<std::pair<std::string, nlohmann::json>> variants = {
+      {"random", {{"per_head", true}}},
+      {"random", {{"recent_ratio", 0.0}}},
+      {"h2o", {{"head_reduce", "max"}}},
+      {"tova", {{"head_reduce", "sum"}}},
+      {"scissorhands", {{"head_reduce", "max"}}},
+      {"scissorhands", {{"head_reduce", "sum"}, {"history_window", 3}}},
+      {"snapkv", {{"gqa", "reduce"}}},
+      {"snapkv", {{"pooling", "avg"}, {"window", 4}}},
+      {"snapkv", {{"pooling", "none"}}},
+      {"pyramidkv", {{"gqa", "reduce"}}},
+      {"roco", {{"scope", "none"}}},
+      {"roco", {{"scope", "window"}}},
+      {"roco", {{"scope", "easykv"}}},
+      {"roco", {{"importance", "random"}}},
+      {"roco", {{"importance", "recency"}}},
+      {"roco", {{"importance", "aas"}}},
+      {"roco", {{"importance", "aqas"}}},
+      {"roco", {{"importance", "ltas"}}},
+      {"roco", {{"shared_heads", true}, {"sinks", 2}}},
+      {"roco", {{"evict_block", 3}}},
+      {"buzz", {{"new_tokens", "chunked"}}},
+      {"buzz", {{"local_max", false}}},
+      {"buzz", {{"trigger", "reaches"}, {"positions", "original"}}},
+      {"buzz", {{"logn", true}}},
+      {"cascade", {{"token_selection", false}}},
+      {"cascade", {{"head_reduce", "median"}}},
+      {"cascade", {{"head_reduce", "max"}, {"cascade_function", "pow3"}}},
+      {"cascade", {{"eager_fill", false}, {"sinks_on_top", false}}},
+  };
+  for (const auto& [name, params] : variants)
+    for (Protocol protocol : {Protocol::kDecode, Protocol::kStream})
+      EXPECT_EQ(decode(name, protocol, params), "") << name << " " << params.dump() << " (" << to_string(protocol) << ")";
 }
 
 }  // namespace

@@ -73,12 +73,14 @@ void index_select(const c10::OperatorHandle& op, Stack* stack) {
   finish(op, stack, meta_like(sizes, self, self.scalar_type()));
 }
 
-// kthvalue(self, k, dim, keepdim) -> (values, indices).
-void kthvalue(const c10::OperatorHandle& op, Stack* stack) {
+// A reduction along one dim to (values, indices): kthvalue(self, k, dim, keepdim) and
+// median.dim(self, dim, keepdim); `dim_arg` is where dim is, keepdim follows it.
+template <size_t dim_arg>
+void values_and_indices(const c10::OperatorHandle& op, Stack* stack) {
   const size_t n = op.schema().arguments().size();
   const at::Tensor self = (*stack)[stack->size() - n].toTensor();
-  const int64_t dim = c10::maybe_wrap_dim((*stack)[stack->size() - n + 2].toInt(), self.dim());
-  const bool keepdim = (*stack)[stack->size() - n + 3].toBool();
+  const int64_t dim = c10::maybe_wrap_dim((*stack)[stack->size() - n + dim_arg].toInt(), self.dim());
+  const bool keepdim = (*stack)[stack->size() - n + dim_arg + 1].toBool();
   auto sizes = self.sizes().vec();
   if (keepdim) sizes[dim] = 1;
   else sizes.erase(sizes.begin() + dim);
@@ -111,7 +113,8 @@ TORCH_LIBRARY_IMPL(aten, Meta, m) {
   m.impl("logical_or.out", torch::CppFunction::makeFromBoxedFunction<&broadcast_out>());
   m.impl("where.self", torch::CppFunction::makeFromBoxedFunction<&where_self>());
   m.impl("index_select", torch::CppFunction::makeFromBoxedFunction<&index_select>());
-  m.impl("kthvalue", torch::CppFunction::makeFromBoxedFunction<&kthvalue>());
+  m.impl("kthvalue", torch::CppFunction::makeFromBoxedFunction<&values_and_indices<2>>());
+  m.impl("median.dim", torch::CppFunction::makeFromBoxedFunction<&values_and_indices<1>>());
 }
 
 }  // namespace
