@@ -33,8 +33,24 @@ Concave Concave::parse(const std::string& name, double alpha, double beta) {
   return c;
 }
 
+torch::Tensor Concave::operator()(const torch::Tensor& x) const {
+  const torch::Tensor positive = x > 0;
+  if (kind == Kind::kLog) return torch::where(positive, torch::log1p(x), torch::zeros_like(x));
+  torch::Tensor lo = torch::zeros_like(x), hi = x / beta;
+  torch::Tensor active = positive.clone();
+  for (int i = 0; i < 200; ++i) {
+    const torch::Tensor mid = 0.5 * (lo + hi);
+    const torch::Tensor g = alpha * mid.pow(1.0 / alpha) + beta * mid;
+    const torch::Tensor below = g < x;
+    lo = torch::where(active.logical_and(below), mid, lo);
+    hi = torch::where(active.logical_and(below.logical_not()), mid, hi);
+    active = active.logical_and((hi - lo > 1e-15 * hi.clamp_min(1.0)));
+  }
+  return torch::where(positive, 0.5 * (lo + hi), torch::zeros_like(x));
+}
+
 torch::Tensor unit_rows(const torch::Tensor& keys) {
-  torch::Tensor k = keys.to(torch::kCPU, torch::kFloat64);
+  torch::Tensor k = keys.to(torch::kFloat64);
   return k / k.norm(2, -1, true).clamp_min(1e-12);
 }
 

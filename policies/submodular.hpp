@@ -19,13 +19,16 @@ struct Concave {
   double alpha = 0.04;
   double beta = 1.0;
   double operator()(double x) const;
+  // Elementwise on a float64 tensor, on its device: the same operations (the power form's
+  // bisection stops per element where the scalar one does).
+  torch::Tensor operator()(const torch::Tensor& x) const;
   static Concave parse(const std::string& name, double alpha, double beta);  // "log" | "power"
 };
 
-// Keys [..., d] as float64 unit rows on the CPU (the norm clamped at 1e-12).
+// Keys [..., d] as float64 unit rows on the keys' device (the norm clamped at 1e-12).
 torch::Tensor unit_rows(const torch::Tensor& keys);
 
-// sim[i][j] = max(0, cos(k_i, k_j)) for keys [n, d] -> [n, n] float64 on CPU.
+// sim[i][j] = max(0, cos(k_i, k_j)) for keys [n, d] -> [n, n] float64 on the keys' device.
 torch::Tensor relu_cosine_similarity(const torch::Tensor& keys);
 
 // The mixture over a ground set V of n items (sim [n, n], weights a [n] ≥ 0).

@@ -27,17 +27,17 @@ class MetaDevice : public ::testing::Test {
     model_ = nullptr;
   }
 
-  // A 24-token prompt under a 16-token budget (compressed at prefill), then 12 decode steps that
-  // each evict; "" when it ran through, else where and why it failed.
+  // A prompt under a 16-token budget (24 tokens: compressed at prefill; 12: not), then 12 decode
+  // steps that each evict; "" when it ran through, else where and why it failed.
   static std::string decode(const std::string& policy_name, Protocol protocol,
-                            const nlohmann::json& params = nlohmann::json::object()) {
+                            const nlohmann::json& params = nlohmann::json::object(), int prompt = 24) {
     auto policy = policies::make_policy(policy_name, params);
     SessionOptions options;
     options.protocol = protocol;
     options.block = 4;
     options.budget = policy_name == "full" ? policies::Budget::unlimited() : policies::Budget::tokens(16);
     std::vector<int64_t> tokens{1};
-    for (int i = 0; i < 23; ++i) tokens.push_back(3 + (i * 37) % 500);
+    for (int i = 1; i < prompt; ++i) tokens.push_back(3 + (i * 37) % 500);
     const char* where = "prefill";
     try {
       BlockingCopiesFail fail;
@@ -70,17 +70,32 @@ TEST_F(MetaDevice, TheStandInFailsOnReadsAndBlockingCopies) {
   EXPECT_NO_THROW(x.copy_(x.flip(1)));  // device to device
 }
 
-// Every policy's registration says whether an evicting step reads the device (PolicyInfo::
+// Every policy's registration says whether an evicting decode step reads the device (PolicyInfo::
 // reads_device, shown by `kvbench policies`); the claim holds both ways, under the decode and the
-// stream protocols.
+// stream protocols (a prompt that fits the budget: the decode steps evict).
 TEST_F(MetaDevice, EveryPolicyReadsTheDeviceExactlyWhenItsRegistrationSaysSo) {
   for (const auto& info : policies::registered_policies()) {
     for (Protocol protocol : {Protocol::kDecode, Protocol::kStream}) {
-      const std::string failure = decode(info.name, protocol);
+      const std::string failure = decode(info.name, protocol, nlohmann::json::object(), /*prompt=*/12);
       if (info.reads_device.empty())
         EXPECT_EQ(failure, "") << info.name << " (" << to_string(protocol) << ") is registered as deciding on the device";
       else if (protocol == Protocol::kDecode)
         EXPECT_NE(failure, "") << info.name << " runs on the device now: clear its reads_device";
+    }
+  }
+}
+
+// They compress prompts on the device too: one-shot (decode protocol) and block by block (stream),
+// but for BumbleBee's one-shot summary (Alg. 1's greedy runs on the host, once per prompt).
+TEST_F(MetaDevice, PromptsAreCompressedOnTheDeviceToo) {
+  for (const auto& info : policies::registered_policies()) {
+    if (!info.reads_device.empty()) continue;
+    for (Protocol protocol : {Protocol::kDecode, Protocol::kStream}) {
+      if (info.name == "bumblebee" && protocol == Protocol::kDecode) {
+        EXPECT_NE(decode(info.name, protocol), "") << "bumblebee's one-shot summary runs on the device now";
+        continue;
+      }
+      EXPECT_EQ(decode(info.name, protocol), "") << info.name << " (" << to_string(protocol) << ")";
     }
   }
 }
@@ -116,6 +131,8 @@ TEST_F(MetaDevice, TheirOptionsDecideOnTheDeviceToo) {
       {"cascade", {{"head_reduce", "median"}}},
       {"cascade", {{"head_reduce", "max"}, {"cascade_function", "pow3"}}},
       {"cascade", {{"eager_fill", false}, {"sinks_on_top", false}}},
+      {"bumblebee", {{"mode", "online"}, {"phi", "power"}}},
+      {"bumblebee", {{"mode", "online"}, {"lambda", 1.0}, {"local_ratio", 0.25}}},
   };
   for (const auto& [name, params] : variants)
     for (Protocol protocol : {Protocol::kDecode, Protocol::kStream})

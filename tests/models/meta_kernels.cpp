@@ -25,7 +25,7 @@ void finish(const c10::OperatorHandle& op, Stack* stack, at::Tensor result) {
   torch::jit::push(*stack, std::move(result));
 }
 
-// flip, abs: the input's shape and dtype.
+// flip, abs, relu: the input's shape and dtype.
 void same_shape(const c10::OperatorHandle& op, Stack* stack) {
   const at::Tensor self = (*stack)[stack->size() - op.schema().arguments().size()].toTensor();
   finish(op, stack, meta_like(self.sizes(), self, self.scalar_type()));
@@ -106,6 +106,7 @@ TORCH_LIBRARY_IMPL(aten, Meta, m) {
   m.impl("copy_", torch::CppFunction::makeFromBoxedFunction<&copy_checked>());
   m.impl("flip", torch::CppFunction::makeFromBoxedFunction<&same_shape>());
   m.impl("abs", torch::CppFunction::makeFromBoxedFunction<&same_shape>());
+  m.impl("relu", torch::CppFunction::makeFromBoxedFunction<&same_shape>());
   m.impl("logical_not", torch::CppFunction::makeFromBoxedFunction<&same_shape_bool>());
   m.impl("logical_and", torch::CppFunction::makeFromBoxedFunction<&broadcast_bool>());
   m.impl("logical_or", torch::CppFunction::makeFromBoxedFunction<&broadcast_bool>());

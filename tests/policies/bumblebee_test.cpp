@@ -9,6 +9,7 @@
 #include <random>
 #include <set>
 
+#include "policies/online_summary_ops.hpp"
 #include "policies/registry.hpp"
 #include "policies/submodular.hpp"
 
@@ -190,54 +191,74 @@ std::set<int64_t> kept_by(const LayerCache& cache, int64_t h) {
 // after step, with appends of 1–3 tokens. Keys are ±1 on one or four of eight coordinates, so
 // every similarity is exact in any summation order and ties (duplicate keys, equal attention) are
 // everywhere: the tie rule (discard the older) is exercised, not avoided.
+// Keys of ±1 in one or four coordinates (cosines 0, ±1/4, ±1/2, 1: exact) and attention in eighths
+// (exact sums): many exact ties. `online_step` runs Alg. 2's step on `any` (a kAny cache); after
+// every step it holds the tokens that recomputing every gain from scratch keeps.
+void expect_online_steps_equal_recomputation(double lambda, const std::function<void(LayerCache&, int64_t, int64_t)>& online_step) {
+  const int64_t kv_heads = 2, dim = 8, budget = 10;
+  const double local_ratio = 0.3;
+  const int64_t window = static_cast<int64_t>(std::floor(local_ratio * budget)), k = budget - window;
+  LayerCache reference(kv_heads, dim, torch::kFloat32), any(kv_heads, dim, torch::kFloat32);
+  any.set_slot_order(SlotOrder::kAny);
+  std::mt19937 rng(17);
+  auto random_key = [&] {
+    std::vector<float> key(dim, 0.0f);
+    const int nonzero = rng() % 2 ? 1 : 4;
+    for (int c = 0; c < nonzero; ++c) key[(rng() % 2 + 2 * c) % dim] = rng() % 3 ? 1.0f : -1.0f;
+    return key;
+  };
+  int64_t next = 0;
+  for (int step = 0; step < 60; ++step) {
+    const int64_t t = step == 0 ? budget + 2 : 1 + static_cast<int64_t>(rng() % 3);
+    std::vector<float> k_data;
+    for (int64_t h = 0; h < kv_heads; ++h)
+      for (int64_t j = 0; j < t; ++j) {
+        std::vector<float> key = random_key();
+        k_data.insert(k_data.end(), key.begin(), key.end());
+      }
+    torch::Tensor keys = torch::tensor(k_data).reshape({kv_heads, t, dim});
+    torch::Tensor pos = torch::arange(next, next + t, torch::kInt64);
+    reference.append(keys, keys, pos);
+    any.append(keys, keys, pos);
+    next += t;
+    // Attention in eighths by position: exact sums, many equal weights.
+    torch::Tensor by_position = torch::randint(0, 4, {kv_heads, next}, torch::kInt64).to(torch::kFloat32) / 8;
+    for (LayerCache* cache : {&reference, &any}) {
+      torch::Tensor acc = cache->state("acc");
+      acc += by_position.gather(1, cache->positions());
+    }
+    if (reference.size() > budget) discard_from_scratch(reference, lambda, sm::Concave{}, window, k);
+    if (any.size() > budget) online_step(any, window, k);
+    ASSERT_EQ(reference.size(), any.size()) << "step " << step;
+    for (int64_t h = 0; h < kv_heads; ++h) ASSERT_EQ(kept_by(reference, h), kept_by(any, h)) << "lambda " << lambda << " step " << step << " head " << h;
+  }
+  EXPECT_FALSE(any.in_arrival_order());
+}
+
+// The policy on the CPU: the incremental summary (online_summary.hpp).
 TEST(BumbleBee, OnlineStepsEqualRecomputingEveryGainFromScratch) {
   for (const double lambda : {0.3, 1.0}) {
-    const int64_t kv_heads = 2, dim = 8, budget = 10;
-    const double local_ratio = 0.3;
-    const int64_t window = static_cast<int64_t>(std::floor(local_ratio * budget)), k = budget - window;
-    auto policy = make_policy("bumblebee", {{"local_ratio", local_ratio}, {"mode", "online"}, {"lambda", lambda}});
+    auto policy = make_policy("bumblebee", {{"local_ratio", 0.3}, {"mode", "online"}, {"lambda", lambda}});
     ASSERT_TRUE(policy->slot_order_free());
     SequenceInfo info;
-    info.n_layers = 1; info.n_heads = kv_heads; info.n_kv_heads = kv_heads; info.head_dim = dim; info.budget = budget;
+    info.n_layers = 1; info.n_heads = 2; info.n_kv_heads = 2; info.head_dim = 8; info.budget = 10;
     policy->begin(info);
-    LayerCache reference(kv_heads, dim, torch::kFloat32), any(kv_heads, dim, torch::kFloat32);
-    any.set_slot_order(SlotOrder::kAny);
-    std::mt19937 rng(17);
-    auto random_key = [&] {
-      std::vector<float> key(dim, 0.0f);
-      const int nonzero = rng() % 2 ? 1 : 4;
-      for (int c = 0; c < nonzero; ++c) key[(rng() % 2 + 2 * c) % dim] = rng() % 3 ? 1.0f : -1.0f;
-      return key;
-    };
-    int64_t next = 0;
-    for (int step = 0; step < 60; ++step) {
-      const int64_t t = step == 0 ? budget + 2 : 1 + static_cast<int64_t>(rng() % 3);
-      std::vector<float> k_data;
-      for (int64_t h = 0; h < kv_heads; ++h)
-        for (int64_t j = 0; j < t; ++j) {
-          std::vector<float> key = random_key();
-          k_data.insert(k_data.end(), key.begin(), key.end());
-        }
-      torch::Tensor keys = torch::tensor(k_data).reshape({kv_heads, t, dim});
-      torch::Tensor pos = torch::arange(next, next + t, torch::kInt64);
-      reference.append(keys, keys, pos);
-      any.append(keys, keys, pos);
-      next += t;
-      // Attention in eighths by position: exact sums, many equal weights.
-      torch::Tensor by_position = torch::randint(0, 4, {kv_heads, next}, torch::kInt64).to(torch::kFloat32) / 8;
-      for (LayerCache* cache : {&reference, &any}) {
-        torch::Tensor acc = cache->state("acc");
-        acc += by_position.gather(1, cache->positions());
-      }
-      if (reference.size() > budget) discard_from_scratch(reference, lambda, sm::Concave{}, window, k);
+    expect_online_steps_equal_recomputation(lambda, [&](LayerCache& cache, int64_t, int64_t) {
       AttentionStats none;
-      none.column_sums = torch::zeros({kv_heads, any.size()});
-      policy->observe(0, any, none, Phase::kDecode);
-      policy->compress(0, any, Phase::kDecode);
-      ASSERT_EQ(reference.size(), any.size()) << "step " << step;
-      for (int64_t h = 0; h < kv_heads; ++h) ASSERT_EQ(kept_by(reference, h), kept_by(any, h)) << "lambda " << lambda << " step " << step << " head " << h;
-    }
-    EXPECT_FALSE(any.in_arrival_order());
+      none.column_sums = torch::zeros({2, cache.size()});
+      policy->observe(0, cache, none, Phase::kDecode);
+      policy->compress(0, cache, Phase::kDecode);
+    });
+  }
+}
+
+// The summary a GPU runs (tensor ops, nothing read back), here on the CPU.
+TEST(BumbleBee, TheTensorOpSummaryEqualsRecomputingEveryGainFromScratch) {
+  for (const double lambda : {0.3, 1.0}) {
+    OnlineSummaryOps summary(lambda, sm::Concave{});
+    expect_online_steps_equal_recomputation(lambda, [&](LayerCache& cache, int64_t window, int64_t k) {
+      cache.evict(summary.discard(cache, cache.state("acc"), window, k));
+    });
   }
 }
 
