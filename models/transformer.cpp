@@ -157,6 +157,7 @@ torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t f
     if (control.inspect) control.inspect(l, layer_cache, attn.stats);
     if (control.on_attention) control.on_attention(l, q, k, v, positions, attn.output);
     if (control.policy) {
+      attn.stats.position_end = first_position + T;
       control.policy->observe(l, layer_cache, attn.stats, control.phase);
       if (control.compress) control.policy->compress(l, layer_cache, control.phase);
     }

@@ -35,6 +35,9 @@ struct AttentionStats {
   torch::Tensor kv_column_above_mean;  // [kv_heads, n]
   torch::Tensor column_counts;   // [n] how many of this forward's queries could see each slot
   int64_t n_queries = 0;
+  // One past the largest original position in the cache (the forward's last token's + 1), known
+  // on the host without reading the positions; 0 when the caller does not say.
+  int64_t position_end = 0;
 };
 
 }  // namespace kvbench::policies

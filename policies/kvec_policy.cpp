@@ -65,17 +65,25 @@ class KvecPolicy : public Policy {
 
   void begin(const SequenceInfo& info) override {
     Policy::begin(info);
-    layer_counts_ = torch::zeros({std::max<int64_t>(info.prompt_len, 1)}, torch::kFloat64);
+    layer_counts_ = torch::Tensor();
     rows_ = torch::Tensor();
   }
 
-  void observe(int64_t layer, LayerCache&, const AttentionStats& stats, Phase) override {
+  void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase) override {
     // The coverage counters n_t belong to one forward pass (Alg. 1 runs layer by layer over one
     // prompt): a new forward starts at layer 0 with nothing covered, so that decode-time or
     // streamed compressions do not pile counts up past the number of layers (coverage > 1).
-    if (layer == 0) layer_counts_.zero_();
-    rows_ = stats.window_rows.defined() ? stats.window_rows.to(torch::kCPU) : torch::Tensor();
-    // Kept as they come (float32 on the CPU path; half types widened exactly): the means are float64.
+    // They are indexed by original position, up to the largest one the forward holds (said by
+    // the runtime; read from the positions only when a caller does not say).
+    const int64_t positions = stats.position_end > 0 ? stats.position_end
+                                                      : (cache.size() > 0 ? cache.positions().max().item<int64_t>() + 1 : 1);
+    if (layer == 0 || !layer_counts_.defined()) {
+      layer_counts_ = torch::zeros({positions}, torch::TensorOptions().dtype(torch::kFloat64).device(cache.keys().device()));
+    } else if (positions > layer_counts_.size(0)) {
+      layer_counts_ = torch::cat({layer_counts_, torch::zeros({positions - layer_counts_.size(0)}, layer_counts_.options())});
+    }
+    // On the cache's device, as they come (half types widened exactly to float32): the means are float64.
+    rows_ = stats.window_rows;
     if (rows_.defined() && rows_.scalar_type() != torch::kFloat64) rows_ = rows_.to(torch::kFloat32);
   }
 
@@ -87,15 +95,17 @@ class KvecPolicy : public Policy {
     if (n <= budget || !rows_.defined()) return;
     const int64_t w = std::min<int64_t>({rows_.size(1), window_, n}), prefix = n - w;
     const int64_t keep_others = std::max<int64_t>(0, budget - w);
+    // Repeated at the first eviction, while the slots are still in arrival order, whichever
+    // branch it takes (a later decode-time eviction could not repeat a moved cache).
+    if (gqa_ == GqaMode::kRepeat) repeat_to_query_heads(cache, info_);
     if (keep_others == 0 || prefix <= 0) {  // the newest `budget` tokens
       const int64_t kept = std::min(budget, n);
-      cache.keep(cache.arrival_order().to(torch::kCPU).narrow(1, n - kept, kept));
+      cache.keep(cache.arrival_order().narrow(1, n - kept, kept));
       return;
     }
-    if (gqa_ == GqaMode::kRepeat) repeat_to_query_heads(cache, info_);
     const int64_t kvh = cache.kv_heads(), heads = rows_.size(0);
     torch::Tensor perm;  // [kvh, n] arrival index → slot; undefined while slots are in arrival order
-    if (!cache.in_arrival_order()) perm = cache.arrival_order().to(torch::kCPU).expand({kvh, n});
+    if (!cache.in_arrival_order()) perm = cache.arrival_order().expand({kvh, n});
     // Query head q reads the slots of stored head q / (heads / kvh).
     const int64_t group = std::max<int64_t>(heads / kvh, 1);
     torch::Tensor query_perm = perm.defined() && group > 1 ? repeat_rows(perm, group) : perm;
@@ -104,24 +114,23 @@ class KvecPolicy : public Policy {
     if (head_coverage_ && delta_ > 0) {
       const torch::Tensor& over = std_over_all_ ? P_all : P;
       torch::Tensor focus = criterion_ == "std" ? std_dev(over) : entropy(over);
-      // Lowest std = least focused; highest entropy = least focused.
+      // Lowest std = least focused; highest entropy = least focused. Their rows are rescored
+      // with the wide window, chosen and written on the device.
       torch::Tensor order = std::get<1>(focus.sort(/*stable=*/true, 0, /*descending=*/criterion_ == "entropy"));
-      for (int64_t i = 0; i < std::min<int64_t>(delta_, P.size(0)); ++i) {
-        const int64_t h = order[i].item<int64_t>();
-        torch::Tensor head_perm = query_perm.defined() ? query_perm.narrow(0, h, 1) : query_perm;
-        P[h] = in_arrival(window_mean(wide_window_, h), head_perm)[0].narrow(-1, 0, prefix);
-      }
+      const torch::Tensor heads_rescored = order.narrow(0, 0, std::min<int64_t>(delta_, P.size(0)));
+      torch::Tensor head_perm = query_perm.defined() ? query_perm.index_select(0, heads_rescored) : query_perm;
+      torch::Tensor wide = in_arrival(window_mean(wide_window_, heads_rescored), head_perm).narrow(-1, 0, prefix);
+      P.index_copy_(0, heads_rescored, wide.to(P.scalar_type()));
     }
     P = pool(P);
     torch::Tensor Pkv = reduce_to_kv_heads(P, kvh, reduce_);  // [kvh, prefix]
     torch::Tensor adjusted = Pkv.clone();
-    torch::Tensor positions = in_arrival(cache.positions().to(torch::kCPU), perm).narrow(1, 0, prefix);
+    torch::Tensor positions = in_arrival(cache.positions(), perm).narrow(1, 0, prefix);
     if (layer_coverage_) {
       // eq. 13: window mean over the last O queries of the max over heads.
       torch::Tensor rows = rows_.narrow(1, rows_.size(1) - w, w);  // [H, w, n]
       if (query_perm.defined()) rows = rows.gather(2, query_perm.unsqueeze(1).expand(rows.sizes()));
       torch::Tensor importance = std::get<0>(rows.narrow(-1, 0, prefix).max(0)).to(torch::kFloat64).mean(0);  // [prefix]
-      grow_counts(positions.max().item<int64_t>() + 1);
       torch::Tensor counts = layer_counts_.index_select(0, positions.reshape({-1})).reshape(positions.sizes());
       torch::Tensor coverage = counts / static_cast<double>(layer + 1);  // [kvh, prefix]
       torch::Tensor focus = pool(importance.unsqueeze(0) * (1 - coverage));
@@ -131,22 +140,23 @@ class KvecPolicy : public Policy {
     if (forced > 0) {
       // eq. 16 writes 1.0, which protects them only while every P' ≤ 1; the text's intent ("ensure
       // they are not evicted") is kept by default by ranking them above every other score.
-      const double forced_score = literal_one_ ? 1.0 : adjusted.max().item<double>() + 1.0;
-      adjusted.masked_fill_(top_k_mask(Pkv, forced), forced_score);
+      const torch::Tensor forced_score = literal_one_ ? torch::ones({}, adjusted.options()) : adjusted.amax() + 1.0;
+      adjusted = torch::where(top_k_mask(Pkv, forced), forced_score, adjusted);
     }
     torch::Tensor chosen = top_k_mask(adjusted, keep_others);  // ties: the older token
     record_coverage(positions, chosen);
     // The prefix tokens not chosen (the same number on every head) leave; the window stays.
-    torch::Tensor evicted = chosen.logical_not().nonzero().select(1, 1).reshape({kvh, prefix - keep_others});
+    torch::Tensor prefix_slots = torch::arange(prefix, positions.options()).expand({kvh, prefix});
+    torch::Tensor evicted = valid_first(prefix_slots, chosen.logical_not()).narrow(1, 0, prefix - keep_others);
     cache.evict(perm.defined() ? perm.gather(1, evicted) : evicted);
   }
 
  private:
-  // Mean of the last `o` window rows, [H, n] float64 (head >= 0: that head's row only, [1, n]).
-  torch::Tensor window_mean(int64_t o, int64_t head = -1) const {
+  // Mean of the last `o` window rows, [H, n] float64 (`heads` defined: those heads' rows only).
+  torch::Tensor window_mean(int64_t o, const torch::Tensor& heads = {}) const {
     const int64_t rows = std::min<int64_t>(o, rows_.size(1));
     torch::Tensor r = rows_.narrow(1, rows_.size(1) - rows, rows);
-    if (head >= 0) r = r.narrow(0, head, 1);
+    if (heads.defined()) r = r.index_select(0, heads);
     return r.to(torch::kFloat64).mean(1);
   }
 
@@ -186,17 +196,9 @@ class KvecPolicy : public Policy {
   // positions [rows, m], chosen [rows, m] bool: the heads that kept each position are counted,
   // and any count turns into one.
   void record_coverage(const torch::Tensor& positions, const torch::Tensor& chosen) {
-    grow_counts(positions.max().item<int64_t>() + 1);
     torch::Tensor heads_keeping = torch::zeros_like(layer_counts_);
     heads_keeping.index_add_(0, positions.reshape({-1}), chosen.reshape({-1}).to(torch::kFloat64));
     layer_counts_ += heads_keeping.clamp_max_(1.0);
-  }
-
-  void grow_counts(int64_t size) {
-    if (size <= layer_counts_.size(0)) return;
-    torch::Tensor grown = torch::zeros({size}, torch::kFloat64);
-    grown.narrow(0, 0, layer_counts_.size(0)).copy_(layer_counts_);
-    layer_counts_ = grown;
   }
 
   int64_t window_, wide_window_, delta_;
@@ -208,7 +210,7 @@ class KvecPolicy : public Policy {
   HeadReduce reduce_;
   GqaMode gqa_;
   bool std_over_all_;  // eq. 10's σ over all T tokens (true) or the tokens outside the window
-  torch::Tensor layer_counts_;  // n_t per original position
+  torch::Tensor layer_counts_;  // n_t per original position, on the cache's device
   torch::Tensor rows_;          // this layer's window rows [H, w, n], in slot order
 };
 
@@ -230,9 +232,7 @@ const PolicyRegistration registration({
      {"std_over", "all"},
      {"gqa", "repeat"},
      {"head_reduce", "mean"}},
-    [](const nlohmann::json& p) { return std::make_unique<KvecPolicy>(p); },
-    "head coverage loops over the least-focused heads and layer coverage is sized by the largest position "
-    "(compresses once, after the prompt, under oneshot)"});
+    [](const nlohmann::json& p) { return std::make_unique<KvecPolicy>(p); }});
 
 }  // namespace
 }  // namespace kvbench::policies

@@ -222,3 +222,30 @@ TEST(Kvec, UnionCoverageOverLayersAgainstSnapKVOnTheRealModel) {
 
 }  // namespace
 }  // namespace kvbench::policies
+
+namespace kvbench::policies {
+namespace {
+
+// Under the decode protocol a budget within the observation window keeps the prompt's newest
+// tokens at prefill; the decode steps that follow evict from a cache whose slots have moved, so
+// the GQA repeat must have happened at the first eviction (it threw "gqa repeat: the cache's
+// slots are no longer in arrival order" before 2026-11-27).
+TEST(Kvec, DecodesUnderABudgetWithinTheWindow) {
+  models::LoadedModel loaded = models::load_model("stories260K");
+  models::Transformer model(loaded.config, loaded.weights);
+  std::vector<int64_t> prompt{1};
+  for (int i = 1; i < 24; ++i) prompt.push_back(3 + (i * 37) % 500);
+  for (const char* gqa : {"repeat", "reduce"}) {
+    auto policy = make_policy("kvec", {{"gqa", gqa}});
+    models::SessionOptions options;
+    options.protocol = models::Protocol::kDecode;
+    options.budget = Budget::tokens(12);  // < window 16
+    models::InferenceSession session(model, policy.get(), options);
+    session.prefill(prompt);
+    for (int s = 0; s < 6; ++s) ASSERT_NO_THROW(session.step(3 + s)) << gqa << " step " << s;
+    EXPECT_EQ(session.cache().max_head_length(), 12) << gqa;
+  }
+}
+
+}  // namespace
+}  // namespace kvbench::policies
