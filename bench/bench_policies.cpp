@@ -80,6 +80,7 @@ void PolicyStep(benchmark::State& state, const std::string& name) {
       now = synthetic_stats(want, cache.size(), gen);
       if (timed) state.ResumeTiming();
     }
+    now.position_end = position;  // as the runtime reports it
     RECORD_FUNCTION("policy_step", std::vector<c10::IValue>());
     policy->observe(0, cache, now, Phase::kDecode);
     policy->compress(0, cache, Phase::kDecode);
