@@ -46,10 +46,11 @@ torch::Tensor Rope::inverse_frequencies(int64_t seq_len) const {
   return 1.0 / torch::pow(static_cast<float>(base), i2);
 }
 
-torch::Tensor Rope::apply(const torch::Tensor& x, const torch::Tensor& positions) const {
+torch::Tensor Rope::apply(const torch::Tensor& x, const torch::Tensor& positions, int64_t seq_len) const {
   const int64_t half = config_.head_dim / 2;
-  const int64_t max_pos = positions.numel() ? positions.max().item<int64_t>() + 1 : 0;
-  torch::Tensor inv = inverse_frequencies(max_pos).to(x.device());
+  if (seq_len < 0) seq_len = positions.numel() ? positions.max().item<int64_t>() + 1 : 0;
+  // Made on the host: a copy that does not block, as the tables' (no device is waited for).
+  torch::Tensor inv = inverse_frequencies(seq_len).to(x.device(), /*non_blocking=*/true);
   torch::Tensor angles = positions.to(x.device(), torch::kFloat32).unsqueeze(-1) * inv.unsqueeze(0);  // [T, half]
   torch::Tensor cos = angles.cos().unsqueeze(0), sin = angles.sin().unsqueeze(0);        // [1, T, half]
   torch::Tensor xf = x.to(torch::kFloat32);
@@ -110,8 +111,11 @@ torch::Tensor Rope::rotate(const torch::Tensor& x, const torch::Tensor& cos, con
 }
 
 // Dynamic NTK changes every frequency with the sequence length, so it has no reusable table and
-// takes apply() (which reads the largest position back from the device).
+// takes apply(), with positions made on x's device and the sequence length known here.
 static bool dynamic(const ModelConfig& c) { return c.rope_scaling.type == RopeScalingType::kDynamicNtk; }
+static torch::Tensor positions_on(const torch::Tensor& x, int64_t first, int64_t count) {
+  return torch::arange(first, first + count, torch::TensorOptions().dtype(torch::kInt64).device(x.device()));
+}
 
 // A few float32 rows on the CPU (a decoding token's q and k): one native loop with rotate()'s
 // arithmetic instead of ten ops.
@@ -121,7 +125,7 @@ static bool native(const torch::Tensor& x) {
 
 torch::Tensor Rope::apply_tokens(const torch::Tensor& x, int64_t first) const {
   const int64_t T = x.size(0);
-  if (dynamic(config_)) return apply(x.transpose(0, 1), torch::arange(first, first + T, torch::kInt64)).transpose(0, 1);
+  if (dynamic(config_)) return apply(x.transpose(0, 1), positions_on(x, first, T), first + T).transpose(0, 1);
   auto [cos, sin] = table(x.device(), first + T);
   if (native(x)) return cpu::rotate(x, cos, sin, first, 0, config_.rope_style == RopeStyle::kInterleaved);
   return rotate(x, cos.narrow(0, first, T).unsqueeze(1), sin.narrow(0, first, T).unsqueeze(1));
@@ -129,14 +133,14 @@ torch::Tensor Rope::apply_tokens(const torch::Tensor& x, int64_t first) const {
 
 torch::Tensor Rope::apply_heads(const torch::Tensor& x, int64_t first) const {
   const int64_t n = x.size(1);
-  if (dynamic(config_)) return apply(x, torch::arange(first, first + n, torch::kInt64));
+  if (dynamic(config_)) return apply(x, positions_on(x, first, n), first + n);
   auto [cos, sin] = table(x.device(), first + n);
   if (native(x)) return cpu::rotate(x, cos, sin, first, 1, config_.rope_style == RopeStyle::kInterleaved);
   return rotate(x, cos.narrow(0, first, n).unsqueeze(0), sin.narrow(0, first, n).unsqueeze(0));
 }
 
 torch::Tensor Rope::apply_heads_at(const torch::Tensor& x, const torch::Tensor& positions, int64_t bound) const {
-  if (dynamic(config_)) return apply(x, positions);
+  if (dynamic(config_)) return apply(x, positions, bound);
   auto [cos, sin] = table(x.device(), bound);
   return rotate(x, cos.index_select(0, positions).unsqueeze(0), sin.index_select(0, positions).unsqueeze(0));
 }

@@ -15,15 +15,18 @@ class Rope {
  public:
   explicit Rope(const ModelConfig& config);
 
-  // Rotates x [heads, T, head_dim] where token t sits at positions[t] (int64 [T]).
-  torch::Tensor apply(const torch::Tensor& x, const torch::Tensor& positions) const;
+  // Rotates x [heads, T, head_dim] where token t sits at positions[t] (int64 [T]). Dynamic NTK
+  // scales by the sequence length `seq_len` = the largest position + 1 (read from `positions`
+  // when not given, which makes a device wait).
+  torch::Tensor apply(const torch::Tensor& x, const torch::Tensor& positions, int64_t seq_len = -1) const;
 
   // The same rotation from a cos/sin table kept on x's device (no per-call host work or copies):
   // x [T, heads, head_dim] (token-major) at positions first..first+T-1,
   torch::Tensor apply_tokens(const torch::Tensor& x, int64_t first) const;
   // x [heads, n, head_dim] at positions first..first+n-1,
   torch::Tensor apply_heads(const torch::Tensor& x, int64_t first) const;
-  // x [heads, n, head_dim] at positions[j] (int64 [n] on x's device), every one below `bound`.
+  // x [heads, n, head_dim] at positions[j] (int64 [n] on x's device), every one below `bound`
+  // (dynamic NTK takes `bound` as the sequence length: the caller passes the ranks 0..bound−1).
   torch::Tensor apply_heads_at(const torch::Tensor& x, const torch::Tensor& positions, int64_t bound) const;
 
  private:

@@ -100,6 +100,30 @@ TEST_F(MetaDevice, PromptsAreCompressedOnTheDeviceToo) {
   }
 }
 
+// Dynamic-NTK RoPE rescales its frequencies by the sequence length, which the runtime knows: a
+// model with it (a 16-token trained context, so that the 24-token prompt and the steps outgrow it)
+// decodes on the device as well, under a policy that rotates keys by their cache slot too.
+TEST_F(MetaDevice, DynamicNtkRopeDecodesOnTheDevice) {
+  LoadedModel loaded = load_model("stories260K");
+  ModelConfig config = loaded.config;
+  config.rope_scaling.type = RopeScalingType::kDynamicNtk;
+  config.rope_scaling.factor = 2.0;
+  config.max_seq_len = 16;
+  Transformer dynamic(config, to_device(loaded.weights, torch::kMeta, torch::kFloat32));
+  for (const char* name : {"full", "streaming_llm"}) {
+    auto policy = policies::make_policy(name);
+    SessionOptions options;
+    options.protocol = Protocol::kDecode;
+    options.budget = std::string(name) == "full" ? policies::Budget::unlimited() : policies::Budget::tokens(12);
+    std::vector<int64_t> tokens{1};
+    for (int i = 1; i < 24; ++i) tokens.push_back(3 + (i * 37) % 500);
+    BlockingCopiesFail fail;
+    InferenceSession session(dynamic, policy.get(), options);
+    EXPECT_NO_THROW(session.prefill(tokens)) << name;
+    for (int s = 0; s < 6; ++s) EXPECT_NO_THROW(session.step(3 + s)) << name << " step " << s;
+  }
+}
+
 // The options that take other code paths keep the device-side policies on the device.
 TEST_F(MetaDevice, TheirOptionsDecideOnTheDeviceToo) {
   const std::vector<std::pair<std::string, nlohmann::json>> variants = {
