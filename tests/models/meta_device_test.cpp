@@ -63,7 +63,7 @@ TEST_F(MetaDevice, TheStandInFailsOnReadsAndBlockingCopies) {
   EXPECT_ANY_THROW(x.to(torch::kCPU));
   EXPECT_ANY_THROW(x.gt(0).nonzero());
   torch::Tensor host = torch::ones({4, 8});
-  EXPECT_NO_THROW(x.copy_(host));  // outside a BlockingCopiesFail: the model's weights are loaded so
+  EXPECT_NO_THROW(x.copy_(host));  // outside a BlockingCopiesFail (as when the weights are loaded)
   BlockingCopiesFail fail;
   EXPECT_ANY_THROW(x.copy_(host));
   EXPECT_NO_THROW(x.copy_(host, /*non_blocking=*/true));
@@ -156,6 +156,9 @@ TEST_F(MetaDevice, TheirOptionsDecideOnTheDeviceToo) {
       {"cascade", {{"head_reduce", "max"}, {"cascade_function", "pow3"}}},
       {"cascade", {{"eager_fill", false}, {"sinks_on_top", false}}},
       {"bumblebee", {{"mode", "online"}, {"phi", "power"}}},
+      {"kvec", {{"gqa", "reduce"}, {"window", 4}, {"wide_window", 8}}},
+      {"kvec", {{"head_criterion", "entropy"}, {"std_over", "prefix"}, {"window", 4}, {"wide_window", 8}}},
+      {"kvec", {{"force_literal_one", true}, {"layer_coverage", false}, {"window", 4}}},
       {"bumblebee", {{"mode", "online"}, {"lambda", 1.0}, {"local_ratio", 0.25}}},
   };
   for (const auto& [name, params] : variants)
