@@ -142,10 +142,9 @@ class CascadePolicy : public Policy {
     if (gone.empty()) return;
     const auto e = static_cast<int64_t>(gone.size());
     torch::Tensor leaving = positions.unsqueeze(1).eq(torch::stack(gone).unsqueeze(0)).any(1).unsqueeze(0);  // [1, n]
-    torch::Tensor slots = torch::arange(n, positions.options()).unsqueeze(0);
     // kAny: O(evicted), the holes are refilled from the tail; kArrival: the survivors, in slot order.
-    if (cache.slot_order() == SlotOrder::kAny) cache.evict(valid_first(slots, leaving).narrow(1, 0, e));
-    else cache.keep(valid_first(slots, leaving.logical_not()).narrow(1, 0, n - e));
+    if (cache.slot_order() == SlotOrder::kAny) cache.evict(first_true_columns(leaving, e));
+    else cache.keep(first_true_columns(leaving.logical_not(), n - e));
   }
 
   // For tests and reports: eq. 4's approximate context length under the resolved budget.

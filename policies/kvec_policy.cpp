@@ -146,8 +146,7 @@ class KvecPolicy : public Policy {
     torch::Tensor chosen = top_k_mask(adjusted, keep_others);  // ties: the older token
     record_coverage(positions, chosen);
     // The prefix tokens not chosen (the same number on every head) leave; the window stays.
-    torch::Tensor prefix_slots = torch::arange(prefix, positions.options()).expand({kvh, prefix});
-    torch::Tensor evicted = valid_first(prefix_slots, chosen.logical_not()).narrow(1, 0, prefix - keep_others);
+    torch::Tensor evicted = first_true_columns(chosen.logical_not(), prefix - keep_others);
     cache.evict(perm.defined() ? perm.gather(1, evicted) : evicted);
   }
 

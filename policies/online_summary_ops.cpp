@@ -8,14 +8,6 @@
 #include "policies/selection.hpp"
 
 namespace kvbench::policies {
-namespace {
-
-// [rows, n] int64: 0 … n−1 in every row.
-torch::Tensor columns(int64_t rows, int64_t n, const torch::Device& device) {
-  return torch::arange(n, torch::TensorOptions().dtype(torch::kInt64).device(device)).expand({rows, n});
-}
-
-}  // namespace
 
 void OnlineSummaryOps::reserve(int64_t rows, int64_t kv_heads, int64_t head_dim, const torch::Device& device) {
   if (rows <= capacity_) return;
@@ -39,7 +31,7 @@ void OnlineSummaryOps::reserve(int64_t rows, int64_t kv_heads, int64_t head_dim,
 torch::Tensor OnlineSummaryOps::join(const torch::Tensor& keys, const torch::Tensor& slots) {
   const int64_t kvh = slots.size(0), j = slots.size(1), d = keys.size(-1);
   // The lowest free rows (rows are storage: which ones does not change any choice).
-  torch::Tensor rows = valid_first(columns(kvh, capacity_, member_.device()), member_.logical_not()).narrow(1, 0, j);
+  torch::Tensor rows = first_true_columns(member_.logical_not(), j);
   torch::Tensor unit = submodular::unit_rows(keys.gather(1, slots.unsqueeze(-1).expand({kvh, j, d})));  // [kvh, j, d]
   unit_.scatter_(1, rows.unsqueeze(-1).expand({kvh, j, d}), unit);
   // Against every row (a free row's products are stored and never read: it is no member).
@@ -89,7 +81,7 @@ torch::Tensor OnlineSummaryOps::discard(LayerCache& cache, const torch::Tensor& 
   if (joining < 0) throw std::logic_error("bumblebee: the summary lost members it did not discard");
   reserve(older, kvh, cache.head_dim(), device);
   if (joining > 0) {
-    const torch::Tensor at = valid_first(columns(kvh, older, device), rows.lt(0)).narrow(1, 0, joining);  // oldest first
+    const torch::Tensor at = first_true_columns(rows.lt(0), joining);  // oldest first
     const torch::Tensor slots = order.gather(1, at);
     const torch::Tensor joined = join(cache.keys(), slots);
     rows.scatter_(1, at, joined);

@@ -121,10 +121,7 @@ class RocoPolicy : public Policy {
   // first by a stable partition (no nonzero(), whose size the host would read).
   static torch::Tensor lowest_in_scope(const torch::Tensor& importance, const torch::Tensor& scope, int64_t evict) {
     torch::Tensor masked = importance.masked_fill(scope.logical_not(), std::numeric_limits<double>::infinity());
-    torch::Tensor chosen = top_k_mask(masked.neg(), evict);  // exactly `evict` per row
-    const int64_t rows = chosen.size(0), n = chosen.size(1);
-    torch::Tensor columns = torch::arange(n, chosen.options().dtype(torch::kInt64)).expand({rows, n});
-    return valid_first(columns, chosen).narrow(1, 0, evict).contiguous();
+    return first_true_columns(top_k_mask(masked.neg(), evict), evict);  // exactly `evict` per row
   }
 
   Importance importance_;

@@ -99,17 +99,13 @@ torch::Tensor lowest_scored_slots_by_ops(const torch::Tensor& scores, const torc
 
 torch::Tensor top_k_mask(const torch::Tensor& scores, int64_t k) {
   const int64_t n = scores.size(-1);
-  if (k <= 0) return torch::zeros(scores.sizes(), scores.options().dtype(torch::kBool));
-  if (k >= n) return torch::ones(scores.sizes(), scores.options().dtype(torch::kBool));
+  if (!scores.device().is_cpu() || k <= 0 || k >= n) return top_k_mask_by_ops(scores, k);
   const torch::Tensor rows = scores.reshape({-1, n});
-  if (rows.device().is_cpu()) {
-    // Half types widen exactly to float32.
-    const bool wide = rows.scalar_type() == torch::kFloat64;
-    const torch::Tensor values = wide ? rows : rows.to(torch::kFloat32);
-    const torch::Tensor kth = kth_largest(values, k);
-    return (wide ? top_k_mask_cpu<double>(values, kth, k) : top_k_mask_cpu<float>(values, kth, k)).reshape(scores.sizes());
-  }
-  return top_k_mask_by_ops(scores, k);
+  // Half types widen exactly to float32.
+  const bool wide = rows.scalar_type() == torch::kFloat64;
+  const torch::Tensor values = wide ? rows : rows.to(torch::kFloat32);
+  const torch::Tensor kth = kth_largest(values, k);
+  return (wide ? top_k_mask_cpu<double>(values, kth, k) : top_k_mask_cpu<float>(values, kth, k)).reshape(scores.sizes());
 }
 
 torch::Tensor top_k_mask_by_ops(const torch::Tensor& scores, int64_t k) {
@@ -144,6 +140,12 @@ torch::Tensor valid_first_by_ops(const torch::Tensor& perm, const torch::Tensor&
   torch::Tensor count = ok.to(torch::kInt64);
   torch::Tensor to = torch::where(ok, count.cumsum(1) - 1, count.sum(1, /*keepdim=*/true) + (1 - count).cumsum(1) - 1);
   return torch::empty_like(perm).scatter_(1, to, perm);
+}
+
+torch::Tensor first_true_columns(const torch::Tensor& mask, int64_t count) {
+  const int64_t rows = mask.size(0), n = mask.size(1);
+  const torch::Tensor columns = torch::arange(n, mask.options().dtype(torch::kInt64)).expand({rows, n});
+  return valid_first(columns, mask).narrow(1, 0, count).contiguous();
 }
 
 torch::Tensor host_tensor_on(const torch::Tensor& host, const torch::Device& device) {

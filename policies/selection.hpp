@@ -44,6 +44,9 @@ torch::Tensor valid_first(const torch::Tensor& perm, const torch::Tensor& valid)
 // The same partition by tensor ops (nothing read back to the host): a slot's destination is its
 // rank among the valid slots, or among the holes after them, by a running count.
 torch::Tensor valid_first_by_ops(const torch::Tensor& perm, const torch::Tensor& valid);
+// [rows, count] int64: the columns of each row's first `count` true entries of `mask` [rows, n],
+// ascending. nonzero() per row without reading its size back: the caller knows the count.
+torch::Tensor first_true_columns(const torch::Tensor& mask, int64_t count);
 
 // A tensor made on the host, on `device` without making the host wait: on CUDA the copy comes
 // from pinned memory and does not block (a copy from pageable memory would make every decode step
