@@ -1,5 +1,6 @@
-// `kvbench bench`: one summary table for a model, context, policy and budget (prefill and decode
-// tokens/s, per-step policy cost, KV bytes), so a grid can be sized before it runs; with
+// `kvbench bench`: one summary table for a model, with a row per context and policy cell (prefill
+// and decode tokens/s, per-step policy cost, KV bytes, device memory), the model loaded once, so
+// a grid can be sized before it runs; with
 // --programs, the Google Benchmark programs built beside kvbench (build/bench/).
 // Speed and memory targets live in those programs, never in timed unit tests.
 #include <ATen/record_function.h>
@@ -14,11 +15,15 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
+#include "harness/bench_cells.hpp"
 #include "harness/command.hpp"
 #include "harness/runtime_options.hpp"
 #include "models/cpu_threads.hpp"
+#include "models/device_memory.hpp"
+#include "policies/budget.hpp"
 #include "policies/registry.hpp"
 #include "policies/timed_policy.hpp"
 
@@ -49,7 +54,8 @@ int run_programs(const std::string& filter, const std::string& only) {
 struct BenchArgs {
   ModelOptions model;
   PolicyOptions policy;
-  int64_t context = 1024;
+  std::vector<std::string> cells;        // --cell: JSON objects (harness/bench_cells.hpp)
+  std::vector<int64_t> contexts{1024};   // every cell runs at each
   int64_t decode = 64;
   int runs = 3;
   int warmup = 0;
@@ -66,6 +72,16 @@ struct Run {
   int64_t peak_bytes = 0, end_bytes = 0, max_len = 0, budget = 0;
 };
 
+// One row of the table: a cell at one context, the median of its runs, or why it failed (a cell
+// that runs out of device memory does not stop the others).
+struct Row {
+  PolicyOptions cell;
+  int64_t context = 0;
+  Run median;
+  std::optional<models::DevicePeak> device_peak;
+  std::string error;
+};
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v.empty() ? 0.0 : v[v.size() / 2];
@@ -80,13 +96,14 @@ std::vector<int64_t> synthetic_tokens(int64_t count, int64_t vocab) {
 
 // `trace`: a path to write the torch profiler's Chrome trace of the decode steps to (each step
 // one "decode_step" event; scripts/trace_ops.py sums it per operator).
-Run run_once(const models::Transformer& model, const BenchArgs& args, const std::string& trace = "") {
-  auto inner = policies::make_policy(args.policy.policy, args.policy.params_json());
+Run run_once(const models::Transformer& model, const PolicyOptions& cell, int64_t context, const BenchArgs& args,
+             const std::string& trace = "") {
+  auto inner = policies::make_policy(cell.policy, cell.params_json());
   policies::TimedPolicy policy(*inner);
-  models::SessionOptions options = session_options(args.policy);
+  models::SessionOptions options = session_options(cell);
   options.fused_attention = args.attention == "auto";
   models::InferenceSession session(model, &policy, options);
-  const std::vector<int64_t> prompt = synthetic_tokens(args.context, model.config().vocab_size);
+  const std::vector<int64_t> prompt = synthetic_tokens(context, model.config().vocab_size);
   using clock = std::chrono::steady_clock;
   auto t0 = clock::now();
   torch::Tensor logits = session.prefill(prompt);
@@ -104,7 +121,7 @@ Run run_once(const models::Transformer& model, const BenchArgs& args, const std:
   Run r;
   const double prefill_s = std::chrono::duration<double>(t1 - t0).count();
   const double decode_s = std::chrono::duration<double>(t2 - t1).count();
-  r.prefill_tps = static_cast<double>(args.context) / prefill_s;
+  r.prefill_tps = static_cast<double>(context) / prefill_s;
   r.decode_tps = args.decode > 0 ? static_cast<double>(args.decode) / decode_s : 0;
   r.step_us = args.decode > 0 ? 1e6 * decode_s / static_cast<double>(args.decode) : 0;
   r.policy_us_per_step = args.decode > 0 ? 1e6 * policy.seconds() / static_cast<double>(args.decode) : 0;
@@ -115,101 +132,162 @@ Run run_once(const models::Transformer& model, const BenchArgs& args, const std:
   return r;
 }
 
+Row measure(const models::Transformer& model, const PolicyOptions& cell, int64_t context, const BenchArgs& args) {
+  Row row;
+  row.cell = cell;
+  row.context = context;
+  try {
+    // The allocator's cache from the cell before is freed, so each row's device peak is its own.
+    models::restart_device_peak(model.device());
+    // Warm-up runs pay one-off costs (CUDA context, kernel loading, allocator growth) and are not counted.
+    for (int i = 0; i < args.warmup; ++i) run_once(model, cell, context, args);
+    std::vector<Run> runs;
+    for (int i = 0; i < args.runs; ++i) runs.push_back(run_once(model, cell, context, args));
+    if (!args.trace.empty()) run_once(model, cell, context, args, args.trace);  // the profiler slows it: not counted
+    auto med = [&](double Run::*field) {
+      std::vector<double> v;
+      for (const auto& r : runs) v.push_back(r.*field);
+      return median(v);
+    };
+    row.median = runs.back();  // the byte counts and lengths are the same in every run
+    row.median.prefill_tps = med(&Run::prefill_tps);
+    row.median.decode_tps = med(&Run::decode_tps);
+    row.median.policy_us_per_step = med(&Run::policy_us_per_step);
+    row.median.step_us = med(&Run::step_us);
+    row.device_peak = models::device_peak(model.device());
+  } catch (const std::exception& e) {
+    row.error = e.what();
+  }
+  return row;
+}
+
 std::string mib(int64_t bytes) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(2) << static_cast<double>(bytes) / (1024.0 * 1024.0) << " MiB";
   return s.str();
 }
 
+nlohmann::json row_json(const Row& row, const LoadedRuntime& rt, const BenchArgs& args, double load_s) {
+  const Run& r = row.median;
+  nlohmann::json j = {{"model", rt.loaded.name},
+                      {"device", rt.transformer->device().str()},
+                      {"dtype", c10::toString(rt.transformer->dtype())},
+                      {"threads", args.threads},
+                      {"intra_op_threads", at::get_num_threads()},
+                      {"blas_threads", models::blas_threads()},
+                      {"context", row.context},
+                      {"decode", args.decode},
+                      {"policy", row.cell.policy},
+                      {"policy_params", row.cell.params_json()},
+                      {"budget", row.cell.budget},
+                      {"protocol", row.cell.protocol},
+                      {"load_s", load_s},
+                      {"runs", args.runs},
+                      {"warmup", args.warmup},
+                      {"attention", args.attention}};
+  if (!row.error.empty()) {
+    j["error"] = row.error;
+    return j;
+  }
+  j.update({{"budget_tokens", r.budget},
+            {"prefill_tokens_per_s", r.prefill_tps},
+            {"decode_tokens_per_s", r.decode_tps},
+            {"decode_step_us", r.step_us},
+            {"policy_us_per_decode_step", r.policy_us_per_step},
+            {"kv_bytes_peak", r.peak_bytes},
+            {"kv_bytes_end", r.end_bytes},
+            {"max_cache_len", r.max_len},
+            // As torch.cuda.max_memory_allocated / max_memory_reserved; null off CUDA.
+            {"device_peak_allocated_bytes", row.device_peak ? nlohmann::json(row.device_peak->allocated_bytes) : nullptr},
+            {"device_peak_reserved_bytes", row.device_peak ? nlohmann::json(row.device_peak->reserved_bytes) : nullptr}});
+  return j;
+}
+
+// The table's first lines: what ran where, and its columns.
+void print_table_head(const LoadedRuntime& rt, const BenchArgs& args, double load_s, bool device_memory) {
+  const auto& c = rt.transformer->config();
+  std::cout << rt.loaded.name << " (" << c.n_layers << " layers, " << c.n_heads << " heads / " << c.n_kv_heads
+            << " KV heads, head_dim " << c.head_dim << "), " << rt.transformer->device().str() << " "
+            << c10::toString(rt.transformer->dtype()) << ", " << models::blas_threads() << " BLAS threads, "
+            << at::get_num_threads() << " intra-op; loaded in " << std::fixed << std::setprecision(2) << load_s
+            << " s\n"
+            << args.decode << " tokens decoded after each prompt; median of " << args.runs << " runs"
+            << (args.warmup > 0 ? " after " + std::to_string(args.warmup) + " warm-up" : std::string()) << "\n\n"
+            << "| context | policy | budget (tokens per KV head) | protocol | prefill tok/s | decode tok/s | decode step "
+               "| policy per step | KV peak | KV end | max cache len |"
+            << (device_memory ? " device peak allocated / reserved |" : "") << "\n"
+            << "|---|---|---|---|---|---|---|---|---|---|---|" << (device_memory ? "---|" : "") << std::endl;
+}
+
+void print_table_row(const Row& row, bool device_memory) {
+  const Run& r = row.median;
+  std::ostringstream line;
+  line << "| " << row.context << " | " << row.cell.policy << (row.cell.params == "{}" ? "" : " " + row.cell.params)
+       << " | " << row.cell.budget;
+  if (!row.error.empty()) {
+    std::cout << line.str() << " | " << row.cell.protocol << " | failed: " << row.error << " |" << std::endl;
+    return;
+  }
+  if (!policies::Budget::parse(row.cell.budget).is_unlimited()) line << " (" << r.budget << ")";
+  line << " | " << row.cell.protocol << " | " << static_cast<int64_t>(r.prefill_tps + 0.5) << " | "
+       << static_cast<int64_t>(r.decode_tps + 0.5) << " | " << static_cast<int64_t>(r.step_us + 0.5) << " us | "
+       << std::fixed << std::setprecision(1) << r.policy_us_per_step << " us ("
+       << (r.step_us > 0 ? 100.0 * r.policy_us_per_step / r.step_us : 0.0) << "%) | " << mib(r.peak_bytes) << " | "
+       << mib(r.end_bytes) << " | " << r.max_len << " |";
+  if (device_memory)
+    line << " " << (row.device_peak ? mib(row.device_peak->allocated_bytes) + " / " + mib(row.device_peak->reserved_bytes)
+                                    : std::string("-"))
+         << " |";
+  std::cout << line.str() << std::endl;
+}
+
 int run_summary(const BenchArgs& args) {
-  if (args.context < 1) throw std::invalid_argument("--context must be at least 1");
+  for (int64_t context : args.contexts)
+    if (context < 1) throw std::invalid_argument("--context must be at least 1, got " + std::to_string(context));
   if (args.decode < 0) throw std::invalid_argument("--decode must be >= 0");
   if (args.runs < 1) throw std::invalid_argument("--runs must be at least 1");
   if (args.warmup < 0) throw std::invalid_argument("--warmup must be >= 0");
+  const std::vector<PolicyOptions> cells = parse_bench_cells(args.cells, args.policy);
+  if (!args.trace.empty() && cells.size() * args.contexts.size() != 1)
+    throw std::invalid_argument("--trace records one cell at one context; this command has " +
+                                std::to_string(cells.size() * args.contexts.size()));
   if (!args.trace.empty() && !std::ofstream(args.trace))
     throw std::invalid_argument(args.trace + ": cannot write the trace (--trace)");
   models::use_cpu_threads(args.threads);
   const auto load_start = std::chrono::steady_clock::now();
   LoadedRuntime rt = load_runtime(args.model);
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
-  const auto& c = rt.transformer->config();
-  // Warm-up runs pay one-off costs (CUDA context, kernel loading, allocator growth) and are not counted.
-  for (int i = 0; i < args.warmup; ++i) run_once(*rt.transformer, args);
-  std::vector<Run> runs;
-  for (int i = 0; i < args.runs; ++i) runs.push_back(run_once(*rt.transformer, args));
-  if (!args.trace.empty()) run_once(*rt.transformer, args, args.trace);  // the profiler slows it: not counted
-  auto med = [&](double Run::*field) {
-    std::vector<double> v;
-    for (const auto& r : runs) v.push_back(r.*field);
-    return median(v);
-  };
-  const Run& last = runs.back();
-  const double prefill = med(&Run::prefill_tps), decode = med(&Run::decode_tps), policy_us = med(&Run::policy_us_per_step),
-               step_us = med(&Run::step_us);
-  const std::string dtype = c10::toString(rt.transformer->dtype());
-  if (args.json) {
-    nlohmann::json j = {{"model", rt.loaded.name},
-                        {"device", rt.transformer->device().str()},
-                        {"dtype", dtype},
-                        {"threads", args.threads},
-                        {"intra_op_threads", at::get_num_threads()},
-                        {"blas_threads", models::blas_threads()},
-                        {"context", args.context},
-                        {"decode", args.decode},
-                        {"policy", args.policy.policy},
-                        {"policy_params", args.policy.params_json()},
-                        {"budget", args.policy.budget},
-                        {"budget_tokens", last.budget},
-                        {"protocol", args.policy.protocol},
-                        {"load_s", load_s},
-                        {"runs", args.runs},
-                        {"warmup", args.warmup},
-                        {"attention", args.attention},
-                        {"prefill_tokens_per_s", prefill},
-                        {"decode_tokens_per_s", decode},
-                        {"decode_step_us", step_us},
-                        {"policy_us_per_decode_step", policy_us},
-                        {"kv_bytes_peak", last.peak_bytes},
-                        {"kv_bytes_end", last.end_bytes},
-                        {"max_cache_len", last.max_len}};
-    std::cout << j.dump(2) << "\n";
-    return 0;
-  }
-  std::ostringstream head;
-  head << rt.loaded.name << " (" << c.n_layers << " layers, " << c.n_heads << " heads / " << c.n_kv_heads
-       << " KV heads, head_dim " << c.head_dim << "), " << rt.transformer->device().str() << " " << dtype << ", "
-       << models::blas_threads() << " BLAS threads, " << at::get_num_threads() << " intra-op";
-  std::cout << head.str() << "\ncontext " << args.context << " + " << args.decode << " decoded, policy "
-            << args.policy.policy << ", budget " << args.policy.budget << " (" << last.budget << " tokens per KV head), protocol "
-            << args.policy.protocol << "; median of " << args.runs << " runs\n\n";
-  std::ostringstream policy_cell;
-  policy_cell << std::fixed << std::setprecision(1) << policy_us << " us (" << std::setprecision(1)
-              << (step_us > 0 ? 100.0 * policy_us / step_us : 0.0) << "% of a step)";
-  std::ostringstream load_cell;
-  load_cell << std::fixed << std::setprecision(2) << load_s << " s";
-  const std::vector<std::pair<std::string, std::string>> rows{
-      {"model load (weights on the device)", load_cell.str()},
-      {"prefill tokens/s", std::to_string(static_cast<int64_t>(prefill + 0.5))},
-      {"decode tokens/s", std::to_string(static_cast<int64_t>(decode + 0.5))},
-      {"decode step", std::to_string(static_cast<int64_t>(step_us + 0.5)) + " us"},
-      {"policy per decode step", policy_cell.str()},
-      {"KV bytes, peak (logical)", mib(last.peak_bytes)},
-      {"KV bytes, end (logical)", mib(last.end_bytes)},
-      {"max cache length", std::to_string(last.max_len)}};
-  std::cout << "| metric | value |\n|---|---|\n";
-  for (const auto& [k, v] : rows) std::cout << "| " << k << " | " << v << " |\n";
-  return 0;
+  const bool device_memory = models::device_peak(rt.transformer->device()).has_value();
+  if (!args.json) print_table_head(rt, args, load_s, device_memory);
+  // Rows are printed as they finish (a JSON object per line with --json): a long grid shows
+  // progress, and what finished is kept if a later cell is cut short.
+  int failed = 0;
+  for (const PolicyOptions& cell : cells)
+    for (int64_t context : args.contexts) {
+      const Row row = measure(*rt.transformer, cell, context, args);
+      failed += !row.error.empty();
+      if (args.json) std::cout << row_json(row, rt, args, load_s).dump() << std::endl;
+      else print_table_row(row, device_memory);
+    }
+  if (failed > 0) std::cerr << failed << " of " << cells.size() * args.contexts.size() << " rows failed\n";
+  return failed > 0 ? 1 : 0;
 }
 
 const CommandRegistration registration(
     "bench",
-    "Summary table: prefill/decode tokens/s, per-step policy cost and KV bytes for a model, context, policy and "
-    "budget (--programs: the Google Benchmark programs)",
+    "Summary table: prefill/decode tokens/s, per-step policy cost, KV bytes and device memory for a model, a row per "
+    "context and policy cell, the model loaded once (--programs: the Google Benchmark programs)",
     [](CLI::App& app) {
       auto args = std::make_shared<BenchArgs>();
       args->model.add_to(app);
       args->policy.add_to(app);
-      app.add_option("--context", args->context, "prompt tokens (synthetic ids)")->capture_default_str();
+      app.add_option("--cell", args->cells,
+                     "a row's policy as a JSON object, e.g. '{\"policy\": \"snapkv\", \"budget\": 1024, \"protocol\": "
+                     "\"oneshot\"}' (keys policy, policy_params, budget, protocol, block; the others come from "
+                     "the options above); repeat for more rows, each run at every --context");
+      app.add_option("--context", args->contexts, "prompt tokens (synthetic ids); several, comma-separated, give a row each")
+          ->delimiter(',')
+          ->capture_default_str();
       app.add_option("--decode", args->decode, "tokens decoded after the prompt")->capture_default_str();
       app.add_option("--runs", args->runs, "repetitions; the table shows the median")->capture_default_str();
       app.add_option("--warmup", args->warmup, "runs before the measured ones, not counted (one-off CUDA costs)")

@@ -33,7 +33,7 @@ log "CUDA tests"
 build-cuda/test_models --gtest_filter='Cuda*' > "$out/cuda_tests.log" 2>&1
 grep -E '^\[  (PASSED|FAILED|SKIPPED) |FAILED|Failure|error' "$out/cuda_tests.log" | head -30
 wait "$checkpoint" || { tail -20 "$out/checkpoint.log"; exit 1; }
-# Every kvbench run is a process that reads the 16 GB checkpoint: time one read (disk or page cache).
+# Each kvbench process (two: Full, then the compressing policies) reads the 16 GB checkpoint: time one read.
 log "reading the checkpoint once"; cat /tmp/llama3-8b-random/*.safetensors > /dev/null; log "read"
 log "kvbench vs transformers"
 python3 scripts/gpu_compare_hf.py --kvbench build-cuda/kvbench --workdir /tmp/llama3-8b-random \

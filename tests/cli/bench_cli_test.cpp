@@ -1,10 +1,14 @@
 // `kvbench bench`: the summary's JSON on stories260K (warm-up runs not counted, the load time and
-// the policy's budget reported), and bad counts refused with one error naming the option.
+// the policy's budget reported), a grid of cells and contexts in one process, and bad input
+// refused with one error naming the option or the cell.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
 
 #include "cli/run_binary.hpp"
 
@@ -58,6 +62,63 @@ TEST(BenchCommand, TraceHoldsEveryDecodeStep) {
   CommandResult bad = run_kvbench("bench --model stories260K --context 8 --trace /nonexistent-dir/t.json 2>&1");
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.output.find("/nonexistent-dir/t.json: cannot write the trace (--trace)"), std::string::npos) << bad.output;
+}
+
+// One process measures a grid: every --cell at every --context, cell by cell, one JSON object per
+// line; keys a cell does not name come from the command line (--budget, --protocol here).
+TEST(BenchCommand, CellsRunAtEveryContextWithTheCommandLineAsDefaults) {
+  CommandResult r = run_kvbench(
+      "bench --model stories260K --context 40,24 --decode 3 --runs 1 --threads 1 --budget 12 --protocol decode --json "
+      "--cell '{\"policy\": \"full\", \"budget\": \"full\", \"protocol\": \"oneshot\"}' "
+      "--cell '{\"policy\": \"h2o\"}' --cell '{\"policy\": \"snapkv\", \"budget\": \"25%\", "
+      "\"protocol\": \"oneshot\", \"policy_params\": {\"window\": 4}}'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream lines(r.output);
+  std::vector<nlohmann::json> rows;
+  for (std::string line; std::getline(lines, line);) rows.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(rows.size(), 6u) << r.output;
+  const std::vector<std::pair<std::string, int64_t>> order{{"full", 40},  {"full", 24},   {"h2o", 40},
+                                                           {"h2o", 24},   {"snapkv", 40}, {"snapkv", 24}};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i]["policy"], order[i].first) << i;
+    EXPECT_EQ(rows[i]["context"], order[i].second) << i;
+    EXPECT_TRUE(rows[i]["device_peak_allocated_bytes"].is_null()) << "no allocator counters on the CPU";
+    EXPECT_EQ(rows[i]["load_s"], rows[0]["load_s"]) << "one model load for every row";
+  }
+  EXPECT_EQ(rows[0]["max_cache_len"], 40 + 3);  // every decoded token is fed back
+  EXPECT_EQ(rows[1]["max_cache_len"], 24 + 3);
+  for (size_t i : {2, 3}) {
+    EXPECT_EQ(rows[i]["protocol"], "decode");
+    EXPECT_EQ(rows[i]["budget_tokens"], 12);
+    EXPECT_EQ(rows[i]["max_cache_len"], 12);
+  }
+  EXPECT_EQ(rows[4]["budget_tokens"], 10);  // 25 % of 40
+  EXPECT_EQ(rows[5]["budget_tokens"], 6);   // 25 % of 24
+  EXPECT_EQ(rows[4]["policy_params"]["window"], 4);
+}
+
+// Bad cells are refused before the model loads, with the cell's number and what is wrong.
+TEST(BenchCommand, BadCellsAreOneClearErrorNamingTheCell) {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"'{\"policy\": \"h2o\", \"budjet\": 3}'", "--cell 2: unknown key \"budjet\""},
+      {"'{\"block\": 0}'", "--cell 2: \"block\" must be a positive integer"},
+      {"'{\"budget\": -3}'", "--cell 2: \"budget\" must be a token count"},
+      {"'{\"policy\": \"nope\"}'", "--cell 2: unknown policy 'nope'"},
+      {"'{\"policy\": \"snapkv\", \"policy_params\": {\"windoe\": 4}}'", "--cell 2: policy 'snapkv': unknown parameter"},
+      {"'{\"protocol\": \"replay\"}'", "--cell 2: protocol must be oneshot, stream or decode"},
+      {"'{\"policy\": '", "--cell 2: cell:1: invalid JSON"}};
+  for (const auto& [cell, message] : cases) {
+    CommandResult r = run_kvbench("bench --model stories260K --context 8 --cell '{}' --cell " + cell + " 2>&1");
+    EXPECT_NE(r.exit_code, 0) << cell;
+    EXPECT_NE(r.output.find(message), std::string::npos) << cell << "\n" << r.output;
+  }
+  CommandResult trace = run_kvbench("bench --model stories260K --context 8,16 --trace /tmp/kvbench_two_rows.json 2>&1");
+  EXPECT_NE(trace.exit_code, 0);
+  EXPECT_NE(trace.output.find("--trace records one cell at one context; this command has 2"), std::string::npos)
+      << trace.output;
+  CommandResult zero = run_kvbench("bench --model stories260K --context 8,0 2>&1");
+  EXPECT_NE(zero.exit_code, 0);
+  EXPECT_NE(zero.output.find("--context must be at least 1, got 0"), std::string::npos) << zero.output;
 }
 
 TEST(BenchCommand, NegativeWarmupIsOneClearError) {

@@ -1,0 +1,18 @@
+#pragma once
+// The cells of `kvbench bench`: each names a policy, its parameters, budget and protocol, and runs
+// at every --context, so one process (one model load) measures a grid's worth of rows. A cell is
+// a JSON object, e.g. --cell '{"policy": "snapkv", "budget": 1024, "protocol": "oneshot"}'; keys it
+// does not name take the command line's values (--policy, --policy-params, --budget, --protocol,
+// --block); unknown keys are errors.
+#include <string>
+#include <vector>
+
+#include "harness/runtime_options.hpp"
+
+namespace kvbench::harness {
+
+// Without specs, the one cell the command line describes. Every cell is checked (policy and its
+// parameters, budget, protocol) before anything loads; errors name the cell: "--cell 2: ...".
+std::vector<PolicyOptions> parse_bench_cells(const std::vector<std::string>& specs, const PolicyOptions& defaults);
+
+}  // namespace kvbench::harness
