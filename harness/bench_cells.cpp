@@ -7,60 +7,65 @@
 namespace kvbench::harness {
 namespace {
 
-constexpr const char* kKeys = "policy, policy_params, budget, protocol, block";
+constexpr const char* kKeys = "policy, policy_params, budget, protocol, block, attention";
 
 std::string text_field(const nlohmann::json& value, const std::string& key) {
   if (!value.is_string()) throw std::invalid_argument("\"" + key + "\" must be a string, got " + value.dump());
   return value.get<std::string>();
 }
 
-PolicyOptions parse_cell(const std::string& spec, const PolicyOptions& defaults) {
-  nlohmann::json cell;
+BenchCell parse_cell(const std::string& spec, const BenchCell& defaults) {
+  nlohmann::json object;
   try {
-    cell = datasets::parse_json(spec, "cell");
+    object = datasets::parse_json(spec, "cell");
   } catch (const datasets::DataError& e) {
     throw std::invalid_argument(e.what());
   }
-  if (!cell.is_object()) throw std::invalid_argument("a cell is a JSON object, got " + cell.dump());
-  PolicyOptions out = defaults;
-  for (const auto& [key, value] : cell.items()) {
+  if (!object.is_object()) throw std::invalid_argument("a cell is a JSON object, got " + object.dump());
+  BenchCell cell = defaults;
+  PolicyOptions& policy = cell.policy;
+  for (const auto& [key, value] : object.items()) {
     if (key == "policy") {
-      out.policy = text_field(value, key);
+      policy.policy = text_field(value, key);
     } else if (key == "protocol") {
-      out.protocol = text_field(value, key);
+      policy.protocol = text_field(value, key);
     } else if (key == "policy_params") {
       if (!value.is_object()) throw std::invalid_argument("\"policy_params\" must be an object, got " + value.dump());
-      out.params = value.dump();
+      policy.params = value.dump();
     } else if (key == "budget") {
       // Tokens per KV head as a number, or the --budget forms as text ("20%", "full").
-      if (value.is_number_unsigned()) out.budget = std::to_string(value.get<uint64_t>());
-      else if (value.is_string()) out.budget = value.get<std::string>();
+      if (value.is_number_unsigned()) policy.budget = std::to_string(value.get<uint64_t>());
+      else if (value.is_string()) policy.budget = value.get<std::string>();
       else throw std::invalid_argument("\"budget\" must be a token count (512) or text (\"20%\", \"full\"), got " + value.dump());
     } else if (key == "block") {
       if (!value.is_number_unsigned() || value.get<uint64_t>() == 0)
         throw std::invalid_argument("\"block\" must be a positive integer, got " + value.dump());
-      out.block = value.get<int64_t>();
+      policy.block = value.get<int64_t>();
+    } else if (key == "attention") {
+      cell.attention = text_field(value, key);
+      if (cell.attention != "auto" && cell.attention != "chunked")
+        throw std::invalid_argument("\"attention\" must be \"auto\" or \"chunked\", got " + value.dump());
     } else {
       throw std::invalid_argument("unknown key \"" + key + "\" (a cell takes " + kKeys + ")");
     }
   }
-  return out;
+  return cell;
 }
 
 // The checks `kvbench bench` would otherwise meet after loading the model.
-void validate(const PolicyOptions& cell) {
-  cell.params_json();
-  session_options(cell);
+void validate(const BenchCell& cell) {
+  cell.policy.params_json();
+  session_options(cell.policy);
 }
 
 }  // namespace
 
-std::vector<PolicyOptions> parse_bench_cells(const std::vector<std::string>& specs, const PolicyOptions& defaults) {
+std::vector<BenchCell> parse_bench_cells(const std::vector<std::string>& specs, const BenchCell& defaults) {
   if (specs.empty()) {
     validate(defaults);
     return {defaults};
   }
-  std::vector<PolicyOptions> cells;
+  std::vector<BenchCell> cells;
   for (size_t i = 0; i < specs.size(); ++i) {
     try {
       cells.push_back(parse_cell(specs[i], defaults));

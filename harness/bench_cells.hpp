@@ -3,7 +3,7 @@
 // at every --context, so one process (one model load) measures a grid's worth of rows. A cell is
 // a JSON object, e.g. --cell '{"policy": "snapkv", "budget": 1024, "protocol": "oneshot"}'; keys it
 // does not name take the command line's values (--policy, --policy-params, --budget, --protocol,
-// --block); unknown keys are errors.
+// --block, --attention); unknown keys are errors.
 #include <string>
 #include <vector>
 
@@ -11,8 +11,13 @@
 
 namespace kvbench::harness {
 
+struct BenchCell {
+  PolicyOptions policy;
+  std::string attention = "auto";  // auto (the fused kernel where it can) or chunked (always matmul-softmax)
+};
+
 // Without specs, the one cell the command line describes. Every cell is checked (policy and its
 // parameters, budget, protocol) before anything loads; errors name the cell: "--cell 2: ...".
-std::vector<PolicyOptions> parse_bench_cells(const std::vector<std::string>& specs, const PolicyOptions& defaults);
+std::vector<BenchCell> parse_bench_cells(const std::vector<std::string>& specs, const BenchCell& defaults);
 
 }  // namespace kvbench::harness

@@ -75,7 +75,7 @@ struct Run {
 // One row of the table: a cell at one context, the median of its runs, or why it failed (a cell
 // that runs out of device memory does not stop the others).
 struct Row {
-  PolicyOptions cell;
+  BenchCell cell;
   int64_t context = 0;
   Run median;
   std::optional<models::DevicePeak> device_peak;
@@ -96,12 +96,12 @@ std::vector<int64_t> synthetic_tokens(int64_t count, int64_t vocab) {
 
 // `trace`: a path to write the torch profiler's Chrome trace of the decode steps to (each step
 // one "decode_step" event; scripts/trace_ops.py sums it per operator).
-Run run_once(const models::Transformer& model, const PolicyOptions& cell, int64_t context, const BenchArgs& args,
+Run run_once(const models::Transformer& model, const BenchCell& cell, int64_t context, const BenchArgs& args,
              const std::string& trace = "") {
-  auto inner = policies::make_policy(cell.policy, cell.params_json());
+  auto inner = policies::make_policy(cell.policy.policy, cell.policy.params_json());
   policies::TimedPolicy policy(*inner);
-  models::SessionOptions options = session_options(cell);
-  options.fused_attention = args.attention == "auto";
+  models::SessionOptions options = session_options(cell.policy);
+  options.fused_attention = cell.attention == "auto";
   models::InferenceSession session(model, &policy, options);
   const std::vector<int64_t> prompt = synthetic_tokens(context, model.config().vocab_size);
   using clock = std::chrono::steady_clock;
@@ -132,7 +132,7 @@ Run run_once(const models::Transformer& model, const PolicyOptions& cell, int64_
   return r;
 }
 
-Row measure(const models::Transformer& model, const PolicyOptions& cell, int64_t context, const BenchArgs& args) {
+Row measure(const models::Transformer& model, const BenchCell& cell, int64_t context, const BenchArgs& args) {
   Row row;
   row.cell = cell;
   row.context = context;
@@ -177,14 +177,14 @@ nlohmann::json row_json(const Row& row, const LoadedRuntime& rt, const BenchArgs
                       {"blas_threads", models::blas_threads()},
                       {"context", row.context},
                       {"decode", args.decode},
-                      {"policy", row.cell.policy},
-                      {"policy_params", row.cell.params_json()},
-                      {"budget", row.cell.budget},
-                      {"protocol", row.cell.protocol},
+                      {"policy", row.cell.policy.policy},
+                      {"policy_params", row.cell.policy.params_json()},
+                      {"budget", row.cell.policy.budget},
+                      {"protocol", row.cell.policy.protocol},
                       {"load_s", load_s},
                       {"runs", args.runs},
                       {"warmup", args.warmup},
-                      {"attention", args.attention}};
+                      {"attention", row.cell.attention}};
   if (!row.error.empty()) {
     j["error"] = row.error;
     return j;
@@ -222,14 +222,15 @@ void print_table_head(const LoadedRuntime& rt, const BenchArgs& args, double loa
 void print_table_row(const Row& row, bool device_memory) {
   const Run& r = row.median;
   std::ostringstream line;
-  line << "| " << row.context << " | " << row.cell.policy << (row.cell.params == "{}" ? "" : " " + row.cell.params)
-       << " | " << row.cell.budget;
+  const PolicyOptions& policy = row.cell.policy;
+  line << "| " << row.context << " | " << policy.policy << (policy.params == "{}" ? "" : " " + policy.params)
+       << (row.cell.attention == "auto" ? "" : ", " + row.cell.attention + " attention") << " | " << policy.budget;
   if (!row.error.empty()) {
-    std::cout << line.str() << " | " << row.cell.protocol << " | failed: " << row.error << " |" << std::endl;
+    std::cout << line.str() << " | " << policy.protocol << " | failed: " << row.error << " |" << std::endl;
     return;
   }
-  if (!policies::Budget::parse(row.cell.budget).is_unlimited()) line << " (" << r.budget << ")";
-  line << " | " << row.cell.protocol << " | " << static_cast<int64_t>(r.prefill_tps + 0.5) << " | "
+  if (!policies::Budget::parse(policy.budget).is_unlimited()) line << " (" << r.budget << ")";
+  line << " | " << policy.protocol << " | " << static_cast<int64_t>(r.prefill_tps + 0.5) << " | "
        << static_cast<int64_t>(r.decode_tps + 0.5) << " | " << static_cast<int64_t>(r.step_us + 0.5) << " us | "
        << std::fixed << std::setprecision(1) << r.policy_us_per_step << " us ("
        << (r.step_us > 0 ? 100.0 * r.policy_us_per_step / r.step_us : 0.0) << "%) | " << mib(r.peak_bytes) << " | "
@@ -247,7 +248,7 @@ int run_summary(const BenchArgs& args) {
   if (args.decode < 0) throw std::invalid_argument("--decode must be >= 0");
   if (args.runs < 1) throw std::invalid_argument("--runs must be at least 1");
   if (args.warmup < 0) throw std::invalid_argument("--warmup must be >= 0");
-  const std::vector<PolicyOptions> cells = parse_bench_cells(args.cells, args.policy);
+  const std::vector<BenchCell> cells = parse_bench_cells(args.cells, BenchCell{args.policy, args.attention});
   if (!args.trace.empty() && cells.size() * args.contexts.size() != 1)
     throw std::invalid_argument("--trace records one cell at one context; this command has " +
                                 std::to_string(cells.size() * args.contexts.size()));
@@ -262,7 +263,7 @@ int run_summary(const BenchArgs& args) {
   // Rows are printed as they finish (a JSON object per line with --json): a long grid shows
   // progress, and what finished is kept if a later cell is cut short.
   int failed = 0;
-  for (const PolicyOptions& cell : cells)
+  for (const BenchCell& cell : cells)
     for (int64_t context : args.contexts) {
       const Row row = measure(*rt.transformer, cell, context, args);
       failed += !row.error.empty();
@@ -283,8 +284,8 @@ const CommandRegistration registration(
       args->policy.add_to(app);
       app.add_option("--cell", args->cells,
                      "a row's policy as a JSON object, e.g. '{\"policy\": \"snapkv\", \"budget\": 1024, \"protocol\": "
-                     "\"oneshot\"}' (keys policy, policy_params, budget, protocol, block; the others come from "
-                     "the options above); repeat for more rows, each run at every --context");
+                     "\"oneshot\"}' (keys policy, policy_params, budget, protocol, block, attention; the others "
+                     "come from the options above); repeat for more rows, each run at every --context");
       app.add_option("--context", args->contexts, "prompt tokens (synthetic ids); several, comma-separated, give a row each")
           ->delimiter(',')
           ->capture_default_str();

@@ -16,7 +16,9 @@ there and the table says so. Peak memory, like for like: torch.cuda.max_memory_a
 and the same counter of libtorch's allocator for kvbench, per row (`bench` reports
 device_peak_allocated_bytes); the kvbench process's `nvidia-smi` peak (CUDA context and cached
 blocks included) is kept in the JSON too. kvbench runs as two processes (Full, then the
-compressing policies), each loading the checkpoint once and printing a row as it finishes. Token ids are synthetic (speed does not depend
+compressing policies), each loading the checkpoint once and printing a row as it finishes.
+By default Full also runs with kvbench's chunked matmul-softmax attention beside the fused
+kernel (`--attention both`), to show which decodes faster at long contexts. Token ids are synthetic (speed does not depend
 on them); the vocabulary of --tokenizer is irrelevant to the timing.
 """
 import argparse
@@ -119,23 +121,23 @@ def gpu_memory_of(pid):
     return 0
 
 
-def kvbench_cell(policy):
+def kvbench_cell(policy, attention):
     budget = "full" if policy == "full" else BUDGET
     protocol = "oneshot" if policy == "snapkv" else "decode"
-    return json.dumps({"policy": policy, "budget": budget, "protocol": protocol})
+    return json.dumps({"policy": policy, "budget": budget, "protocol": protocol, "attention": attention})
 
 
-def kvbench_run(args, contexts, policies, on_row, deadline):
-    """One kvbench process (one model load) for every policy at every context: `bench` prints a
-    JSON object per row as it finishes, handed to on_row(context, policy, result) at once. The
+def kvbench_run(args, contexts, cells, on_row, deadline):
+    """One kvbench process (one model load) for every (policy, attention) cell at every context:
+    `bench` prints a JSON object per row as it finishes, handed to on_row(bench_row, result). The
     process is stopped at the deadline; rows already printed are kept. Peak memory per row is
     the allocator's (device_peak_allocated_bytes, as transformers' max_memory_allocated); the
     process's nvidia-smi peak (CUDA context and cached blocks included) is kept beside it."""
     cmd = [args.kvbench, "bench", "--model", args.workdir, "--tokenizer", args.tokenizer, "--device", "cuda",
            "--dtype", "bfloat16", "--context", ",".join(map(str, contexts)), "--decode", str(DECODE),
-           "--warmup", "1", "--runs", "1", "--attention", args.attention, "--json"]
-    for p in policies:
-        cmd += ["--cell", kvbench_cell(p)]
+           "--warmup", "1", "--runs", "1", "--json"]
+    for policy, attention in cells:
+        cmd += ["--cell", kvbench_cell(policy, attention)]
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     peak = [0]
@@ -156,7 +158,7 @@ def kvbench_run(args, contexts, policies, on_row, deadline):
             "peak_bytes": j["device_peak_allocated_bytes"], "reserved_peak_bytes": j["device_peak_reserved_bytes"]}
         result.update({"process_peak_bytes_so_far": peak[0], "process_s_so_far": time.perf_counter() - started,
                        "command": " ".join(cmd), "bench": j})
-        on_row(j["context"], j["policy"], result)
+        on_row(j, result)
     err = proc.stderr.read()
     proc.wait()
     watcher.join()
@@ -169,16 +171,18 @@ def kvbench_run(args, contexts, policies, on_row, deadline):
 def print_table(meta, rows):
     print(f"{meta['gpu']}, torch {meta['torch']}, transformers {meta['transformers']}, kvpress {meta['kvpress']}")
     print("| context | policy | kvbench prefill tok/s | HF prefill tok/s | kvbench decode tok/s | HF decode tok/s |"
-          " kvbench peak GiB | HF peak GiB |")
-    print("|---|---|---|---|---|---|---|---|")
+          " kvbench peak GiB | HF peak GiB | kvbench chunked prefill / decode tok/s |")
+    print("|---|---|---|---|---|---|---|---|---|")
 
     def cell(r, key, scale=1.0, fmt="{:.0f}"):
         return fmt.format(r[key] / scale) if r.get(key) is not None else r.get("error", "-")[:40]
     for r in rows:
         k, h = r.get("kvbench", {"error": "not run"}), r.get("transformers", {"error": "not run"})
+        ch = r.get("kvbench_chunked", {"error": "-"})
         print(f"| {r['context']} | {r['policy']} | {cell(k, 'prefill_tokens_per_s')} | {cell(h, 'prefill_tokens_per_s')} | "
               f"{cell(k, 'decode_tokens_per_s')} | {cell(h, 'decode_tokens_per_s')} | "
-              f"{cell(k, 'peak_bytes', 2**30, '{:.1f}')} | {cell(h, 'peak_bytes', 2**30, '{:.1f}')} |")
+              f"{cell(k, 'peak_bytes', 2**30, '{:.1f}')} | {cell(h, 'peak_bytes', 2**30, '{:.1f}')} | "
+              f"{cell(ch, 'prefill_tokens_per_s')} / {cell(ch, 'decode_tokens_per_s')} |")
 
 
 def main():
@@ -193,8 +197,9 @@ def main():
                     help="seconds from the start after which no new run begins (a short device lease); "
                          "the JSON is rewritten after every run, so what finished is kept")
     ap.add_argument("--checkpoint-only", action="store_true", help="write the checkpoint and stop")
-    ap.add_argument("--attention", default="auto", choices=["auto", "chunked"],
-                    help="kvbench's attention kernel (bench --attention): chunked compares the matmul-softmax path")
+    ap.add_argument("--attention", default="both", choices=["auto", "chunked", "both"],
+                    help="kvbench's attention kernel (bench --attention): auto (the fused kernel where it can), chunked "
+                         "(the matmul-softmax path), or both for Full (its chunked rows go to 'kvbench_chunked')")
     args = ap.parse_args()
     start = time.time()
     try:
@@ -220,9 +225,11 @@ def main():
     def in_time():
         return time.time() - start < args.deadline
 
-    def kvbench_row(c, p, result):
+    def kvbench_row(bench, result):
+        c, p = bench["context"], bench["policy"]
         if (c, p) in rows:
-            rows[(c, p)]["kvbench"] = result
+            chunked_beside = args.attention == "both" and bench["attention"] == "chunked"
+            rows[(c, p)]["kvbench_chunked" if chunked_beside else "kvbench"] = result
             if p != "full" and presses is None:
                 rows[(c, p)]["transformers"] = {"error": "kvpress not installed: Full only"}
             print(json.dumps(rows[(c, p)]), file=sys.stderr, flush=True)
@@ -233,7 +240,8 @@ def main():
     # kvbench loads the 16 GB checkpoint once per process: one for Full, one for the rest.
     meta["kvbench_processes"] = []
     if "full" in policies and in_time():
-        meta["kvbench_processes"].append(kvbench_run(args, contexts, ["full"], kvbench_row, start + args.deadline))
+        full = [("full", "auto"), ("full", "chunked")] if args.attention == "both" else [("full", args.attention)]
+        meta["kvbench_processes"].append(kvbench_run(args, contexts, full, kvbench_row, start + args.deadline))
         save()
     if "full" in policies and in_time():
         t0 = time.perf_counter()
@@ -252,7 +260,9 @@ def main():
         torch.cuda.empty_cache()
     compressing = [p for p in policies if p != "full"]
     if compressing and in_time():
-        meta["kvbench_processes"].append(kvbench_run(args, contexts, compressing, kvbench_row, start + args.deadline))
+        attention = "auto" if args.attention == "both" else args.attention
+        meta["kvbench_processes"].append(kvbench_run(args, contexts, [(p, attention) for p in compressing], kvbench_row,
+                                                     start + args.deadline))
         save()
     if presses is not None:
         for p in policies:

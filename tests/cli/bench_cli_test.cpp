@@ -71,7 +71,7 @@ TEST(BenchCommand, CellsRunAtEveryContextWithTheCommandLineAsDefaults) {
       "bench --model stories260K --context 40,24 --decode 3 --runs 1 --threads 1 --budget 12 --protocol decode --json "
       "--cell '{\"policy\": \"full\", \"budget\": \"full\", \"protocol\": \"oneshot\"}' "
       "--cell '{\"policy\": \"h2o\"}' --cell '{\"policy\": \"snapkv\", \"budget\": \"25%\", "
-      "\"protocol\": \"oneshot\", \"policy_params\": {\"window\": 4}}'");
+      "\"protocol\": \"oneshot\", \"policy_params\": {\"window\": 4}, \"attention\": \"chunked\"}'");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   std::istringstream lines(r.output);
   std::vector<nlohmann::json> rows;
@@ -95,6 +95,8 @@ TEST(BenchCommand, CellsRunAtEveryContextWithTheCommandLineAsDefaults) {
   EXPECT_EQ(rows[4]["budget_tokens"], 10);  // 25 % of 40
   EXPECT_EQ(rows[5]["budget_tokens"], 6);   // 25 % of 24
   EXPECT_EQ(rows[4]["policy_params"]["window"], 4);
+  EXPECT_EQ(rows[0]["attention"], "auto");
+  EXPECT_EQ(rows[5]["attention"], "chunked");
 }
 
 // Bad cells are refused before the model loads, with the cell's number and what is wrong.
@@ -106,6 +108,7 @@ TEST(BenchCommand, BadCellsAreOneClearErrorNamingTheCell) {
       {"'{\"policy\": \"nope\"}'", "--cell 2: unknown policy 'nope'"},
       {"'{\"policy\": \"snapkv\", \"policy_params\": {\"windoe\": 4}}'", "--cell 2: policy 'snapkv': unknown parameter"},
       {"'{\"protocol\": \"replay\"}'", "--cell 2: protocol must be oneshot, stream or decode"},
+      {"'{\"attention\": \"flash\"}'", "--cell 2: \"attention\" must be \"auto\" or \"chunked\""},
       {"'{\"policy\": '", "--cell 2: cell:1: invalid JSON"}};
   for (const auto& [cell, message] : cases) {
     CommandResult r = run_kvbench("bench --model stories260K --context 8 --cell '{}' --cell " + cell + " 2>&1");
