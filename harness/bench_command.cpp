@@ -155,6 +155,8 @@ Row measure(const models::Transformer& model, const BenchCell& cell, int64_t con
     row.median.policy_us_per_step = med(&Run::policy_us_per_step);
     row.median.step_us = med(&Run::step_us);
     row.device_peak = models::device_peak(model.device());
+  } catch (const c10::Error& e) {
+    row.error = e.what_without_backtrace();  // libtorch's message, without its stack of frames
   } catch (const std::exception& e) {
     row.error = e.what();
   }
@@ -226,7 +228,8 @@ void print_table_row(const Row& row, bool device_memory) {
   line << "| " << row.context << " | " << policy.policy << (policy.params == "{}" ? "" : " " + policy.params)
        << (row.cell.attention == "auto" ? "" : ", " + row.cell.attention + " attention") << " | " << policy.budget;
   if (!row.error.empty()) {
-    std::cout << line.str() << " | " << policy.protocol << " | failed: " << row.error << " |" << std::endl;
+    std::string error = row.error.substr(0, row.error.find('\n'));  // a table row is one line
+    std::cout << line.str() << " | " << policy.protocol << " | failed: " << error << " |" << std::endl;
     return;
   }
   if (!policies::Budget::parse(policy.budget).is_unlimited()) line << " (" << r.budget << ")";

@@ -99,6 +99,29 @@ TEST(BenchCommand, CellsRunAtEveryContextWithTheCommandLineAsDefaults) {
   EXPECT_EQ(rows[5]["attention"], "chunked");
 }
 
+// A row that fails (here an allocation the address-space limit refuses: 40M prompt tokens need a
+// 10 GB embedding) is reported in its place, the rows after it still run, and the exit status says so.
+TEST(BenchCommand, AFailingRowIsReportedAndTheOthersRun) {
+  CommandResult r = run_shell("ulimit -v 8000000 && " KVBENCH_BINARY
+                              " bench --model stories260K --context 8,40000000,16 --decode 2 --runs 1 --threads 1 "
+                              "--json 2>&1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  std::istringstream lines(r.output);
+  std::vector<nlohmann::json> rows;
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty() && line[0] == '{') rows.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(rows.size(), 3u) << r.output;
+  EXPECT_EQ(rows[0]["context"], 8);
+  EXPECT_GT(rows[0]["prefill_tokens_per_s"].get<double>(), 0.0);
+  EXPECT_EQ(rows[1]["context"], 40000000);
+  EXPECT_FALSE(rows[1].contains("prefill_tokens_per_s"));
+  EXPECT_NE(rows[1]["error"].get<std::string>().find("allocate"), std::string::npos) << rows[1];
+  EXPECT_EQ(rows[1]["error"].get<std::string>().find("frame #"), std::string::npos) << "no libtorch backtrace";
+  EXPECT_EQ(rows[2]["context"], 16);
+  EXPECT_GT(rows[2]["prefill_tokens_per_s"].get<double>(), 0.0);
+  EXPECT_NE(r.output.find("1 of 3 rows failed"), std::string::npos) << r.output;
+}
+
 // Bad cells are refused before the model loads, with the cell's number and what is wrong.
 TEST(BenchCommand, BadCellsAreOneClearErrorNamingTheCell) {
   const std::vector<std::pair<std::string, std::string>> cases{

@@ -11,9 +11,9 @@ struct CommandResult {
   std::string output;  // stdout (stderr with `2>&1` in args)
 };
 
-inline CommandResult run_kvbench(const std::string& args) {
+// Runs `command` in /bin/sh (limits, redirections); stdout is captured.
+inline CommandResult run_shell(const std::string& command) {
   CommandResult r;
-  const std::string command = std::string(KVBENCH_BINARY) + " " + args;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return r;
   std::array<char, 4096> buffer{};
@@ -23,5 +23,7 @@ inline CommandResult run_kvbench(const std::string& args) {
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
 }
+
+inline CommandResult run_kvbench(const std::string& args) { return run_shell(std::string(KVBENCH_BINARY) + " " + args); }
 
 }  // namespace kvbench::testing
