@@ -6,11 +6,13 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
 #include "datasets/data_root.hpp"
 #include "datasets/sha256.hpp"
+#include "models/device_memory.hpp"
 #include "models/device_options.hpp"
 #include "models/weight_checks.hpp"
 #include "models/model_loader.hpp"
@@ -135,6 +137,8 @@ nlohmann::json run_task(const nlohmann::json& raw_spec, const ProgressFn& progre
   nlohmann::json spec = normalize_job_spec(raw_spec);
   auto start = std::chrono::steady_clock::now();
   LoadedEntry& entry = load_cached(spec);
+  const torch::Device device = entry.transformer->device();
+  models::restart_device_peak(device);  // a CUDA job's allocator peak is its own, not the job's before
   auto task = make_task(spec["task"]);
   TaskContext ctx = make_context(spec, &entry);
   ctx.progress = progress;
@@ -155,10 +159,13 @@ nlohmann::json run_task(const nlohmann::json& raw_spec, const ProgressFn& progre
   result["timings"] = timings;
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);
+  // CUDA: the caching allocator's peak of live tensors during the job (weights included, as
+  // torch.cuda.max_memory_allocated). CPU: the process's peak resident set, which bounds it.
+  const std::optional<models::DevicePeak> device_peak = models::device_peak(device);
   result["memory"] = {{"kv_logical_bytes_peak", ctx.meter->kv_logical_bytes_peak},
                       {"max_cache_len", ctx.meter->max_cache_len},
-                      // CPU: the process's peak resident set, which bounds the allocator's peak.
-                      {"allocator_peak_bytes", static_cast<int64_t>(usage.ru_maxrss) * 1024}};
+                      {"allocator_peak_bytes", device_peak ? device_peak->allocated_bytes
+                                                           : static_cast<int64_t>(usage.ru_maxrss) * 1024}};
   return result;
 }
 
