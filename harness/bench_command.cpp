@@ -69,7 +69,7 @@ struct BenchArgs {
 
 struct Run {
   double prefill_tps = 0, decode_tps = 0, policy_us_per_step = 0, step_us = 0;
-  int64_t peak_bytes = 0, end_bytes = 0, max_len = 0, budget = 0;
+  int64_t peak_bytes = 0, end_bytes = 0, allocated_peak_bytes = 0, max_len = 0, budget = 0;
 };
 
 // One row of the table: a cell at one context, the median of its runs, or why it failed (a cell
@@ -127,6 +127,7 @@ Run run_once(const models::Transformer& model, const BenchCell& cell, int64_t co
   r.policy_us_per_step = args.decode > 0 ? 1e6 * policy.seconds() / static_cast<double>(args.decode) : 0;
   r.peak_bytes = session.peak_logical_bytes();
   r.end_bytes = session.cache().logical_bytes();
+  r.allocated_peak_bytes = session.peak_allocated_bytes();
   r.max_len = session.max_cache_len();
   r.budget = session.budget_tokens();
   return r;
@@ -198,6 +199,7 @@ nlohmann::json row_json(const Row& row, const LoadedRuntime& rt, const BenchArgs
             {"policy_us_per_decode_step", r.policy_us_per_step},
             {"kv_bytes_peak", r.peak_bytes},
             {"kv_bytes_end", r.end_bytes},
+            {"kv_bytes_allocated_peak", r.allocated_peak_bytes},
             {"max_cache_len", r.max_len},
             // As torch.cuda.max_memory_allocated / max_memory_reserved; null off CUDA.
             {"device_peak_allocated_bytes", row.device_peak ? nlohmann::json(row.device_peak->allocated_bytes) : nullptr},
@@ -216,9 +218,9 @@ void print_table_head(const LoadedRuntime& rt, const BenchArgs& args, double loa
             << args.decode << " tokens decoded after each prompt; median of " << args.runs << " runs"
             << (args.warmup > 0 ? " after " + std::to_string(args.warmup) + " warm-up" : std::string()) << "\n\n"
             << "| context | policy | budget (tokens per KV head) | protocol | prefill tok/s | decode tok/s | decode step "
-               "| policy per step | KV peak | KV end | max cache len |"
+               "| policy per step | KV peak | KV end | KV allocated (peak) | max cache len |"
             << (device_memory ? " device peak allocated / reserved |" : "") << "\n"
-            << "|---|---|---|---|---|---|---|---|---|---|---|" << (device_memory ? "---|" : "") << std::endl;
+            << "|---|---|---|---|---|---|---|---|---|---|---|---|" << (device_memory ? "---|" : "") << std::endl;
 }
 
 void print_table_row(const Row& row, bool device_memory) {
@@ -237,7 +239,7 @@ void print_table_row(const Row& row, bool device_memory) {
        << static_cast<int64_t>(r.decode_tps + 0.5) << " | " << static_cast<int64_t>(r.step_us + 0.5) << " us | "
        << std::fixed << std::setprecision(1) << r.policy_us_per_step << " us ("
        << (r.step_us > 0 ? 100.0 * r.policy_us_per_step / r.step_us : 0.0) << "%) | " << mib(r.peak_bytes) << " | "
-       << mib(r.end_bytes) << " | " << r.max_len << " |";
+       << mib(r.end_bytes) << " | " << mib(r.allocated_peak_bytes) << " | " << r.max_len << " |";
   if (device_memory)
     line << " " << (row.device_peak ? mib(row.device_peak->allocated_bytes) + " / " + mib(row.device_peak->reserved_bytes)
                                     : std::string("-"))

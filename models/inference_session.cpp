@@ -25,6 +25,7 @@ torch::Tensor InferenceSession::run(const std::vector<int64_t>& tokens, policies
   torch::Tensor logits = model_.forward(tokens, next_position_, cache_, control, all_logits);
   next_position_ += static_cast<int64_t>(tokens.size());
   peak_bytes_ = std::max(peak_bytes_, cache_.logical_bytes());
+  peak_allocated_bytes_ = std::max(peak_allocated_bytes_, cache_.allocated_bytes());
   max_cache_len_ = std::max(max_cache_len_, cache_.max_head_length());
   return logits;
 }

@@ -37,6 +37,7 @@ class InferenceSession {
   int64_t next_position() const { return next_position_; }
   int64_t budget_tokens() const { return info_.budget; }
   int64_t peak_logical_bytes() const { return peak_bytes_; }
+  int64_t peak_allocated_bytes() const { return peak_allocated_bytes_; }  // KVCache::allocated_bytes
   int64_t max_cache_len() const { return max_cache_len_; }  // largest head length after any step
   // Extra statistics hook for fidelity tasks.
   void set_inspector(CacheControl inspector) { inspector_ = std::move(inspector); }
@@ -56,6 +57,7 @@ class InferenceSession {
   PrefillProgress prefill_progress_;
   int64_t next_position_ = 0;
   int64_t peak_bytes_ = 0;
+  int64_t peak_allocated_bytes_ = 0;
   int64_t max_cache_len_ = 0;
 };
 

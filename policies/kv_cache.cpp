@@ -16,6 +16,12 @@ int64_t KVCache::logical_bytes() const {
   return total;
 }
 
+int64_t KVCache::allocated_bytes() const {
+  int64_t total = 0;
+  for (const auto& layer : layers_) total += layer.allocated_bytes();
+  return total;
+}
+
 int64_t KVCache::max_head_length() const {
   int64_t most = 0;
   for (const auto& layer : layers_) most = std::max(most, layer.max_head_length());

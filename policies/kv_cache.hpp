@@ -22,6 +22,7 @@ class KVCache {
   void set_slot_order(SlotOrder order);
 
   int64_t logical_bytes() const;
+  int64_t allocated_bytes() const;  // Σ LayerCache::allocated_bytes
   // The largest number of valid slots any layer/head holds now.
   int64_t max_head_length() const;
   void clear();

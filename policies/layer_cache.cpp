@@ -401,6 +401,14 @@ int64_t LayerCache::logical_bytes() const {
   return 2 * slots * head_dim_ * static_cast<int64_t>(keys_.element_size());
 }
 
+int64_t LayerCache::allocated_bytes() const {
+  int64_t total = 0;
+  for (const torch::Tensor* buffer : {&keys_, &values_, &positions_, &valid_})
+    if (buffer->defined()) total += static_cast<int64_t>(buffer->nbytes());
+  for (const auto& [name, tensor] : state_) total += static_cast<int64_t>(tensor.nbytes());
+  return total;
+}
+
 void LayerCache::clear() {
   size_ = 0;
   ragged_ = false;

@@ -83,6 +83,9 @@ class LayerCache {
 
   // Σ over heads of 2·valid_slots·head_dim·element_size.
   int64_t logical_bytes() const;
+  // What the buffers hold at their capacity: keys, values, positions, validity and every per-slot
+  // state tensor (the memory the cache takes, as opposed to the tokens it keeps).
+  int64_t allocated_bytes() const;
 
   void clear();
 

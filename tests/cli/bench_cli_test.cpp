@@ -27,6 +27,7 @@ TEST(BenchCommand, JsonSummaryOfABoundedDecode) {
   EXPECT_EQ(j["policy"], "local");
   EXPECT_EQ(j["budget_tokens"], 16);
   EXPECT_LE(j["max_cache_len"].get<int64_t>(), 16);
+  EXPECT_GE(j["kv_bytes_allocated_peak"].get<int64_t>(), j["kv_bytes_peak"].get<int64_t>());
   EXPECT_GT(j["load_s"].get<double>(), 0.0);
   EXPECT_GT(j["prefill_tokens_per_s"].get<double>(), 0.0);
   EXPECT_GT(j["decode_tokens_per_s"].get<double>(), 0.0);

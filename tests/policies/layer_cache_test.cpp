@@ -48,6 +48,22 @@ TEST(LayerCache, AppendAfterKeepGrowsAndZeroesNewState) {
   EXPECT_FLOAT_EQ(cache.state("acc")[0][2].item<float>(), 0.0f);
 }
 
+// The memory the cache takes: every buffer at its capacity (doubling when full), per-slot state
+// included; evictions keep the buffers.
+TEST(LayerCache, AllocatedBytesCountEveryBufferAtItsCapacity) {
+  LayerCache cache(3, 4, torch::kFloat32, /*initial_capacity=*/8);
+  const int64_t per_slot = 3 * (2 * 4 * 4 + 8 + 1);  // per head: keys and values, an int64 position, a bool
+  EXPECT_EQ(cache.allocated_bytes(), 8 * per_slot);
+  torch::Tensor k = torch::ones({3, 9, 4});
+  cache.append(k, k, torch::arange(9, torch::kInt64));  // past 8 slots: doubled to 16
+  EXPECT_EQ(cache.allocated_bytes(), 16 * per_slot);
+  cache.state("acc");  // [3, 16] float32
+  EXPECT_EQ(cache.allocated_bytes(), 16 * per_slot + 3 * 16 * 4);
+  cache.keep(torch::tensor({{0, 8}}, torch::kInt64));
+  EXPECT_EQ(cache.logical_bytes(), 3 * 2 * 2 * 4 * 4);
+  EXPECT_EQ(cache.allocated_bytes(), 16 * per_slot + 3 * 16 * 4);
+}
+
 TEST(LayerCache, RaggedHeadsMaskTheirSurplusSlots) {
   LayerCache cache = numbered_cache(2, 6);
   cache.keep(torch::tensor({0, 1, 2, 4, 5, 5}, torch::kInt64).reshape({2, 3}), torch::tensor({3, 2}, torch::kInt64));
