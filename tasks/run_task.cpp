@@ -163,6 +163,7 @@ nlohmann::json run_task(const nlohmann::json& raw_spec, const ProgressFn& progre
   // torch.cuda.max_memory_allocated). CPU: the process's peak resident set, which bounds it.
   const std::optional<models::DevicePeak> device_peak = models::device_peak(device);
   result["memory"] = {{"kv_logical_bytes_peak", ctx.meter->kv_logical_bytes_peak},
+                      {"kv_allocated_bytes_peak", ctx.meter->kv_allocated_bytes_peak},
                       {"max_cache_len", ctx.meter->max_cache_len},
                       {"allocator_peak_bytes", device_peak ? device_peak->allocated_bytes
                                                            : static_cast<int64_t>(usage.ru_maxrss) * 1024}};

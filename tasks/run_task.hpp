@@ -28,7 +28,7 @@ using ProgressFn = std::function<void(int64_t, int64_t)>;
 // Runs the job and returns {"task", "model", "policy", "budget", "metrics": {aggregates},
 // "examples": [{"id", "prompt_tokens", "prediction", "references", "metrics"}...],
 // "timings": {"prefill_tokens_per_s", "decode_tokens_per_s", "seconds"},
-// "memory": {"kv_logical_bytes_peak", "allocator_peak_bytes"}}. Deterministic apart from timings.
+// "memory": {"kv_logical_bytes_peak", "kv_allocated_bytes_peak", "max_cache_len", "allocator_peak_bytes"}}. Deterministic apart from timings.
 nlohmann::json run_task(const nlohmann::json& spec, const ProgressFn& progress = {});
 
 }  // namespace kvbench::tasks

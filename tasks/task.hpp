@@ -22,6 +22,7 @@ struct RunMeter {
   int64_t decode_tokens = 0;
   double decode_seconds = 0;
   int64_t kv_logical_bytes_peak = 0;
+  int64_t kv_allocated_bytes_peak = 0;
   int64_t max_cache_len = 0;
   void add_session(const models::InferenceSession& session);
   nlohmann::json timings() const;

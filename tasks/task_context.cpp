@@ -32,6 +32,7 @@ namespace kvbench::tasks {
 
 void RunMeter::add_session(const models::InferenceSession& session) {
   kv_logical_bytes_peak = std::max(kv_logical_bytes_peak, session.peak_logical_bytes());
+  kv_allocated_bytes_peak = std::max(kv_allocated_bytes_peak, session.peak_allocated_bytes());
   max_cache_len = std::max(max_cache_len, session.max_cache_len());
 }
 

@@ -29,6 +29,11 @@ TEST(TinyStoriesTask, ReproducesTheReferenceNll) {
   EXPECT_NEAR(r["metrics"]["mean_nll"].get<double>(), 1.2149, 5e-5);
   EXPECT_EQ(r["examples"].size(), 111u);
   EXPECT_TRUE(r.contains("timings") && r.contains("memory"));
+  // The longest story's 511 inputs (512 tokens, the last only a target) held at once: 5 layers ·
+  // 4 KV heads · 511 · 8 dims · K and V · 4 bytes; the buffers grow to the prompt in one step, with
+  // a position (int64) and a validity flag per slot beside the keys and values.
+  EXPECT_EQ(r["memory"]["kv_logical_bytes_peak"], 5 * 4 * 511 * 8 * 2 * 4);
+  EXPECT_EQ(r["memory"]["kv_allocated_bytes_peak"], 5 * 4 * 511 * (8 * 2 * 4 + 8 + 1));
 }
 
 TEST(TinyStoriesTask, ShuffledTokensAreFarWorse) {
