@@ -1,7 +1,7 @@
 #pragma once
 // Peak memory of libtorch's CUDA caching allocator: the numbers PyTorch programs report as
 // torch.cuda.max_memory_allocated (live tensors) and max_memory_reserved (blocks the allocator
-// holds), so `kvbench bench` compares like for like with transformers, one cell at a time.
+// holds), so `kvbench bench` rows and CUDA jobs' results compare like for like with transformers.
 // Builds without libtorch's CUDA library, and CPU devices, have no such counters.
 #include <torch/torch.h>
 
