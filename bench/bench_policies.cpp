@@ -13,11 +13,11 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/record_function.h>
 #include <benchmark/benchmark.h>
-#include <torch/csrc/autograd/profiler_legacy.h>
 
 #include <cstdlib>
 #include <memory>
 
+#include "models/op_trace.hpp"
 #include "models/transformer.hpp"
 #include "policies/gqa_mode.hpp"
 #include "policies/registry.hpp"
@@ -91,8 +91,8 @@ void PolicyStep(benchmark::State& state, const std::string& name) {
   // Ada-KV's longest head may outgrow n; the cache's buffers then double (amortised: ~30 µs a step
   // at 4K), which ten timed steps would charge in full. The growth is reserved up front instead.
   cache.reserve(2 * n + 64);
-  std::unique_ptr<torch::autograd::profiler::RecordProfile> trace;
-  if (const char* path = std::getenv("KVBENCH_TRACE")) trace = std::make_unique<torch::autograd::profiler::RecordProfile>(path);
+  std::unique_ptr<kvbench::models::OpTrace> trace;
+  if (const char* path = std::getenv("KVBENCH_TRACE")) trace = std::make_unique<kvbench::models::OpTrace>(path);
   for (auto _ : state) {
     if (grows && cache.size() != n) {  // full: keep the size fixed by dropping the oldest (untimed)
       state.PauseTiming();

@@ -5,7 +5,6 @@
 // Speed and memory targets live in those programs, never in timed unit tests.
 #include <ATen/record_function.h>
 #include <sys/wait.h>
-#include <torch/csrc/autograd/profiler_legacy.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +22,7 @@
 #include "harness/runtime_options.hpp"
 #include "models/cpu_threads.hpp"
 #include "models/device_memory.hpp"
+#include "models/op_trace.hpp"
 #include "policies/budget.hpp"
 #include "policies/registry.hpp"
 #include "policies/timed_policy.hpp"
@@ -110,8 +110,8 @@ Run run_once(const models::Transformer& model, const BenchCell& cell, int64_t co
   int64_t next = logits.reshape({-1}).argmax().item<int64_t>();  // waits for the device
   auto t1 = clock::now();
   policy.reset();
-  std::unique_ptr<torch::autograd::profiler::RecordProfile> profile;
-  if (!trace.empty()) profile = std::make_unique<torch::autograd::profiler::RecordProfile>(trace);
+  std::unique_ptr<models::OpTrace> profile;
+  if (!trace.empty()) profile = std::make_unique<models::OpTrace>(trace);
   for (int64_t i = 0; i < args.decode; ++i) {
     RECORD_FUNCTION("decode_step", std::vector<c10::IValue>());
     next = session.step(next).argmax().item<int64_t>();
@@ -257,6 +257,8 @@ int run_summary(const BenchArgs& args) {
   if (!args.trace.empty() && cells.size() * args.contexts.size() != 1)
     throw std::invalid_argument("--trace records one cell at one context; this command has " +
                                 std::to_string(cells.size() * args.contexts.size()));
+  if (!args.trace.empty() && !models::OpTrace::available())
+    throw std::invalid_argument("--trace: this build's libtorch has no legacy profiler (RecordProfile)");
   if (!args.trace.empty() && !std::ofstream(args.trace))
     throw std::invalid_argument(args.trace + ": cannot write the trace (--trace)");
   models::use_cpu_threads(args.threads);
