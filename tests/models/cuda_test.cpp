@@ -62,7 +62,9 @@ TEST_F(Cuda, EveryPolicyRunsOnDeviceWithinBudget) {
     torch::Tensor logits = session.prefill(tokens);
     for (int s = 0; s < 5; ++s) logits = session.step(logits.reshape({-1}).argmax().item<int64_t>());
     EXPECT_TRUE(logits.is_cuda()) << info.name;
-    if (info.name != "full") EXPECT_LE(session.cache().max_head_length(), policy->layer_budget(0) + 0) << info.name;
+    if (info.name != "full") {
+      EXPECT_LE(session.cache().max_head_length(), policy->layer_budget(0)) << info.name;  // layer 0's is the largest
+    }
   }
 }
 

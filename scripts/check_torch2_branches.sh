@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Compiles (syntax and types only) the code that only a libtorch 2.x build sees: the
+# `#if TORCH_VERSION_MAJOR >= 2` branches (fused SDPA attention, 2.0–2.4 and 2.5+) and the CUDA
+# tests' synchronisation-debug block, against the 1.13 headers here with a stand-in 2.x version
+# header (tests/fixtures/torch2_standin). A GPU lease is short and rare: a typo in those branches
+# should fail here, not there. The CUDA headers come from /usr/local/cuda (skipped without them).
+# Usage: scripts/check_torch2_branches.sh [TORCH_INCLUDE_DIR...]   (default: Debian's libtorch 1.13;
+# ctest passes CMake's TORCH_INCLUDE_DIRS; exit status 1 on the first error)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+standin=tests/fixtures/torch2_standin
+includes=("${@:-/usr/include /usr/include/torch/csrc/api/include}")
+flags=(-std=gnu++17 -fsyntax-only -D_GLIBCXX_USE_CXX11_ABI=1 -Wall -Wextra -Wno-unused-parameter -Werror
+       -I"$standin" -I. -Itests)
+for dir in ${includes[@]}; do
+  [[ "$dir" == /usr/include ]] || flags+=(-isystem "$dir")  # a system dir as -isystem breaks #include_next
+done
+for minor in 3 11; do
+  g++ "${flags[@]}" -DKVBENCH_STANDIN_MINOR=$minor models/attention.cpp
+  echo "models/attention.cpp: 2.$minor branches compile"
+done
+if [[ -f /usr/local/cuda/include/cuda_runtime_api.h ]]; then
+  g++ "${flags[@]}" -DKVBENCH_STANDIN_MINOR=11 -I/usr/local/cuda/include tests/models/cuda_test.cpp
+  echo "tests/models/cuda_test.cpp: the 2.x synchronisation-debug block compiles"
+else
+  echo "tests/models/cuda_test.cpp: skipped (no /usr/local/cuda/include/cuda_runtime_api.h)"
+fi
