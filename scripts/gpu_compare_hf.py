@@ -18,8 +18,9 @@ device_peak_allocated_bytes); the kvbench process's `nvidia-smi` peak (CUDA cont
 blocks included) is kept in the JSON too. kvbench runs as two processes (Full, then the
 compressing policies), each loading the checkpoint once and printing a row as it finishes.
 By default Full also runs with kvbench's chunked matmul-softmax attention beside the fused
-kernel (`--attention both`), to show which decodes faster at long contexts. Token ids are synthetic (speed does not depend
-on them); the vocabulary of --tokenizer is irrelevant to the timing.
+kernel (`--attention both`), to show which decodes faster at long contexts. Token ids are
+synthetic (speed does not depend on them); the vocabulary of --tokenizer is irrelevant to the
+timing.
 """
 import argparse
 import json
@@ -152,7 +153,10 @@ def kvbench_run(args, contexts, cells, on_row, deadline):
     watcher = threading.Thread(target=poll)
     watcher.start()
     for line in proc.stdout:
-        j = json.loads(line)
+        try:
+            j = json.loads(line)
+        except json.JSONDecodeError:  # a line cut short by the deadline's kill
+            continue
         result = {"error": j["error"]} if "error" in j else {
             "prefill_tokens_per_s": j["prefill_tokens_per_s"], "decode_tokens_per_s": j["decode_tokens_per_s"],
             "peak_bytes": j["device_peak_allocated_bytes"], "reserved_peak_bytes": j["device_peak_reserved_bytes"]}
