@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Compiles (syntax and types only) the code that only a libtorch 2.x build sees: the
-# `#if TORCH_VERSION_MAJOR >= 2` branches (fused SDPA attention, 2.0–2.4 and 2.5+) and the CUDA
-# tests' synchronisation-debug block, against the 1.13 headers here with a stand-in 2.x version
+# Compiles (syntax and types only) the code that only a libtorch 2.x (CUDA) build sees: the
+# `#if TORCH_VERSION_MAJOR >= 2` branches (fused SDPA attention, 2.0–2.4 and 2.5+), the CUDA
+# tests' synchronisation-debug block and the CUDA allocator statistics (models/device_memory.cpp), against the 1.13 headers here with a stand-in 2.x version
 # header (tests/fixtures/torch2_standin). A GPU lease is short and rare: a typo in those branches
 # should fail here, not there. The CUDA headers come from /usr/local/cuda (skipped without them).
 # Usage: scripts/check_torch2_branches.sh [TORCH_INCLUDE_DIR...]   (default: Debian's libtorch 1.13;
@@ -22,6 +22,8 @@ done
 if [[ -f /usr/local/cuda/include/cuda_runtime_api.h ]]; then
   g++ "${flags[@]}" -DKVBENCH_STANDIN_MINOR=11 -I/usr/local/cuda/include tests/models/cuda_test.cpp
   echo "tests/models/cuda_test.cpp: the 2.x synchronisation-debug block compiles"
+  g++ "${flags[@]}" -DKVBENCH_STANDIN_MINOR=11 -DKVBENCH_C10_CUDA=1 -I/usr/local/cuda/include models/device_memory.cpp
+  echo "models/device_memory.cpp: the CUDA allocator branch compiles"
 else
   echo "tests/models/cuda_test.cpp: skipped (no /usr/local/cuda/include/cuda_runtime_api.h)"
 fi
