@@ -19,6 +19,7 @@
 
 #include "harness/bench_cells.hpp"
 #include "harness/command.hpp"
+#include "harness/error_message.hpp"
 #include "harness/runtime_options.hpp"
 #include "models/cpu_threads.hpp"
 #include "models/device_memory.hpp"
@@ -156,10 +157,8 @@ Row measure(const models::Transformer& model, const BenchCell& cell, int64_t con
     row.median.policy_us_per_step = med(&Run::policy_us_per_step);
     row.median.step_us = med(&Run::step_us);
     row.device_peak = models::device_peak(model.device());
-  } catch (const c10::Error& e) {
-    row.error = e.what_without_backtrace();  // libtorch's message, without its stack of frames
   } catch (const std::exception& e) {
-    row.error = e.what();
+    row.error = user_message(e);  // libtorch's message without its stack of frames
   }
   return row;
 }
