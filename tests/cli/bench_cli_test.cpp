@@ -15,6 +15,15 @@
 namespace kvbench::testing {
 namespace {
 
+// `bench --json` prints a JSON object per row, one per line; other lines (stderr's) are skipped.
+std::vector<nlohmann::json> json_rows(const std::string& output) {
+  std::istringstream lines(output);
+  std::vector<nlohmann::json> rows;
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty() && line[0] == '{') rows.push_back(nlohmann::json::parse(line));
+  return rows;
+}
+
 TEST(BenchCommand, JsonSummaryOfABoundedDecode) {
   CommandResult r = run_kvbench(
       "bench --model stories260K --context 48 --decode 6 --warmup 1 --runs 1 --threads 1 --policy local "
@@ -74,9 +83,7 @@ TEST(BenchCommand, CellsRunAtEveryContextWithTheCommandLineAsDefaults) {
       "--cell '{\"policy\": \"h2o\"}' --cell '{\"policy\": \"snapkv\", \"budget\": \"25%\", "
       "\"protocol\": \"oneshot\", \"policy_params\": {\"window\": 4}, \"attention\": \"chunked\"}'");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  std::istringstream lines(r.output);
-  std::vector<nlohmann::json> rows;
-  for (std::string line; std::getline(lines, line);) rows.push_back(nlohmann::json::parse(line));
+  const std::vector<nlohmann::json> rows = json_rows(r.output);
   ASSERT_EQ(rows.size(), 6u) << r.output;
   const std::vector<std::pair<std::string, int64_t>> order{{"full", 40},  {"full", 24},   {"h2o", 40},
                                                            {"h2o", 24},   {"snapkv", 40}, {"snapkv", 24}};
@@ -107,10 +114,7 @@ TEST(BenchCommand, AFailingRowIsReportedAndTheOthersRun) {
                               " bench --model stories260K --context 8,40000000,16 --decode 2 --runs 1 --threads 1 "
                               "--json 2>&1");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  std::istringstream lines(r.output);
-  std::vector<nlohmann::json> rows;
-  for (std::string line; std::getline(lines, line);)
-    if (!line.empty() && line[0] == '{') rows.push_back(nlohmann::json::parse(line));
+  const std::vector<nlohmann::json> rows = json_rows(r.output);
   ASSERT_EQ(rows.size(), 3u) << r.output;
   EXPECT_EQ(rows[0]["context"], 8);
   EXPECT_GT(rows[0]["prefill_tokens_per_s"].get<double>(), 0.0);
