@@ -62,6 +62,29 @@ std::vector<std::string> axis_order(const nlohmann::json& axes) {
   return order;
 }
 
+// Where each element of the JSON array `text` starts (strings skipped, so a bracket inside a value
+// does not count): errors in a list of grids point at the line within the grid at fault.
+std::vector<size_t> array_element_offsets(const std::string& text) {
+  std::vector<size_t> offsets;
+  int depth = 0;
+  bool in_string = false, element_next = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (std::isspace(static_cast<unsigned char>(c))) continue;
+    if (element_next && depth == 1) offsets.push_back(i), element_next = false;
+    if (c == '"') in_string = true;
+    else if (c == '[' || c == '{') element_next = ++depth == 1;
+    else if (c == ']' || c == '}') --depth;
+    else if (c == ',' && depth == 1) element_next = true;
+  }
+  return offsets;
+}
+
 }  // namespace
 
 int64_t max_grid_jobs() {
@@ -76,7 +99,7 @@ int64_t max_grid_jobs() {
 }
 
 std::vector<nlohmann::json> expand_grid_cells(const nlohmann::json& grid, const std::string& where) {
-  if (!grid.is_object()) throw grid_error(where, "a grid spec must be a JSON object");
+  if (!grid.is_object()) throw grid_error(where, "a grid must be a JSON object (a file may hold a list of them)");
   static const std::set<std::string> known = {"name", "description", "fixed", "axes", "include"};
   for (auto it = grid.begin(); it != grid.end(); ++it)
     if (!known.count(it.key()))
@@ -137,7 +160,10 @@ std::vector<nlohmann::json> expand_grid_cells(const nlohmann::json& grid, const 
   return cells;
 }
 
-Grid make_grid(const nlohmann::json& spec, const std::string& where) {
+namespace {
+
+// One grid object: its cells expanded and normalised, equal jobs once.
+Grid make_single_grid(const nlohmann::json& spec, const std::string& where) {
   Grid grid;
   const std::vector<nlohmann::json> cells = expand_grid_cells(spec, where);  // validates name/description
   grid.name = spec.value("name", "");
@@ -155,22 +181,72 @@ Grid make_grid(const nlohmann::json& spec, const std::string& where) {
   return grid;
 }
 
+// A list of grids (what `kvbench table --print-grid` prints when a table's cells differ in their
+// fixed fields) runs as one grid: every grid's jobs in order, a job shared by two grids once.
+// The list's name is left empty (a file's name stands in); `make_part(grid, where, index)`.
+template <class MakePart>
+Grid make_grid_list(const nlohmann::json& list, const std::string& where, MakePart make_part) {
+  if (list.empty()) throw grid_error(where, "the list of grids is empty");
+  Grid all;
+  std::set<std::string> seen;
+  std::string names;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string part_where = where + ": grid " + std::to_string(i + 1) + " of " + std::to_string(list.size());
+    Grid part = make_part(list[i], part_where, i);
+    names += (names.empty() ? "" : ", ") + (part.name.empty() ? "#" + std::to_string(i + 1) : part.name);
+    for (auto& cell : part.cells)
+      if (seen.insert(cell.job.id).second) all.cells.push_back(std::move(cell));
+  }
+  if (static_cast<int64_t>(all.cells.size()) > max_grid_jobs())
+    throw grid_error(where, "the grids hold more than " + std::to_string(max_grid_jobs()) +
+                                " jobs together (the limit; set KVBENCH_MAX_GRID_JOBS to allow more)");
+  all.description = std::to_string(list.size()) + " grids: " + names;
+  return all;
+}
+
+}  // namespace
+
+Grid make_grid(const nlohmann::json& spec, const std::string& where) {
+  if (spec.is_array())
+    return make_grid_list(spec, where, [&](const nlohmann::json& part, const std::string& part_where, size_t) {
+      return make_single_grid(part, part_where);
+    });
+  return make_single_grid(spec, where);
+}
+
 Grid load_grid(const std::string& path) {
   const nlohmann::json spec = read_json_file(path);
-  try {
-    Grid grid = make_grid(spec, path);
-    if (grid.name.empty()) {
-      grid.name = std::filesystem::path(path).stem().string();
-      check_grid_name(grid.name, path);
+  const std::string text = read_file(path);
+  // Point at the line of the offending field where the message names one; in a list of grids,
+  // the field's line within its own grid.
+  auto located = [&](const nlohmann::json& part, const std::string& part_where, size_t from) {
+    try {
+      return make_single_grid(part, part_where);
+    } catch (const std::invalid_argument& e) {
+      const std::string message = e.what();
+      const std::string prefix = path + ": ";
+      rethrow_with_location(std::invalid_argument(message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message),
+                            path, text, from);
     }
-    return grid;
-  } catch (const std::invalid_argument& e) {
-    // Point at the line of the offending field where the message names one.
-    const std::string message = e.what();
-    const std::string prefix = path + ": ";
-    rethrow_with_location(std::invalid_argument(message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message),
-                          path, read_file(path));
+  };
+  Grid grid;
+  if (spec.is_array()) {
+    const std::vector<size_t> offsets = array_element_offsets(text);
+    grid = make_grid_list(spec, path, [&](const nlohmann::json& part, const std::string& part_where, size_t index) {
+      return located(part, part_where, index < offsets.size() ? offsets[index] : 0);
+    });
+  } else {
+    grid = located(spec, path, 0);
   }
+  if (grid.name.empty()) {
+    grid.name = std::filesystem::path(path).stem().string();
+    try {
+      check_grid_name(grid.name, path);
+    } catch (const std::invalid_argument& e) {
+      rethrow_with_location(e, path, text);
+    }
+  }
+  return grid;
 }
 
 }  // namespace kvbench::harness

@@ -21,6 +21,10 @@
 // axes over "fixed", axes in the order model, task, policy, budget, seed, then the others by
 // name, the first varying slowest; then each "include" entry over "fixed". A field may not be
 // both fixed and an axis. Jobs whose canonical specs coincide are run once.
+//
+// A file may also hold a JSON list of grids (`kvbench table --print-grid` prints one when a
+// table's cells differ in their fixed fields): they run as one grid named after the file, every
+// grid's jobs in order, a job two grids share once.
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -45,6 +49,7 @@ struct Grid {
 std::vector<nlohmann::json> expand_grid_cells(const nlohmann::json& grid, const std::string& where);
 
 // Expands and normalises (ids, checksums); errors name the file and the line of the field.
+// `grid` is a grid object or a list of them.
 Grid load_grid(const std::string& path);
 Grid make_grid(const nlohmann::json& grid, const std::string& where);
 

@@ -38,13 +38,13 @@ nlohmann::json read_json_file(const std::string& path) {
   }
 }
 
-void rethrow_with_location(const std::exception& error, const std::string& path, const std::string& text) {
+void rethrow_with_location(const std::exception& error, const std::string& path, const std::string& text, size_t from) {
   const std::string message = error.what();
   static const std::regex field_pattern("field '([^']+)'");
   std::smatch match;
   std::string location = path;
   if (std::regex_search(message, match, field_pattern)) {
-    const size_t at = text.find("\"" + match[1].str() + "\"");
+    const size_t at = text.find("\"" + match[1].str() + "\"", from);
     if (at != std::string::npos) location += ":" + std::to_string(line_of_offset(text, at));
   }
   throw std::invalid_argument(location + ": " + message);

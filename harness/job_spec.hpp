@@ -24,8 +24,10 @@ nlohmann::json read_json_file(const std::string& path);
 Job load_job_file(const std::string& path);
 
 // Rethrows `error` (a message from normalize_job_spec naming "field 'x'") as
-// "<path>:<line>: <message>", the line being where "x" first appears in `text`.
-[[noreturn]] void rethrow_with_location(const std::exception& error, const std::string& path, const std::string& text);
+// "<path>:<line>: <message>", the line being where "x" first appears in `text` at or after
+// offset `from` (the start of one element when the file holds several specs).
+[[noreturn]] void rethrow_with_location(const std::exception& error, const std::string& path, const std::string& text,
+                                        size_t from = 0);
 
 // One line for listings and progress: "tinystories kvec{k=2} @64 stream seed=0 limit=3".
 // Policy parameters are shown only where they differ from the policy's defaults.

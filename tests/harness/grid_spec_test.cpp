@@ -67,5 +67,55 @@ TEST(GridSpec, FileErrorsNameTheLineOfTheBadField) {
   }
 }
 
+TEST(GridSpec, AListOfGridsRunsAsOneGridNamedAfterTheFile) {
+  // What `kvbench table --print-grid` prints when the table's cells differ in fixed fields.
+  testing::TempDir dir;
+  const std::string path = dir / "tables.json";
+  std::ofstream(path) << R"([
+  {"name": "t-1", "fixed": {"task": "tinystories", "limit": 2},
+   "axes": {"policy": ["local", "h2o"], "budget": ["32"]}},
+  {"name": "t-2", "fixed": {"task": "tinystories", "limit": 3},
+   "axes": {"policy": ["local"], "budget": ["32"]},
+   "include": [{"task": "tinystories", "limit": 2, "policy": "h2o", "budget": "32"}]}
+]
+)";
+  const Grid grid = load_grid(path);
+  EXPECT_EQ(grid.name, "tables");
+  EXPECT_EQ(grid.description, "2 grids: t-1, t-2");
+  ASSERT_EQ(grid.cells.size(), 3u);  // the second grid's include repeats a job of the first
+  EXPECT_EQ(grid.cells[0].job.spec["policy"], "local");
+  EXPECT_EQ(grid.cells[1].job.spec["policy"], "h2o");
+  EXPECT_EQ(grid.cells[2].job.spec["limit"], 3);
+  EXPECT_EQ(make_grid(nlohmann::json::parse(std::ifstream(path)), "g").cells.size(), 3u);
+}
+
+TEST(GridSpec, AnErrorInAListOfGridsNamesTheGridAndItsLine) {
+  testing::TempDir dir;
+  const std::string path = dir / "tables.json";
+  // "budget" appears in both grids; the bad one is the second's (line 4), not the first's.
+  std::ofstream(path) << "[\n  {\"fixed\": {\"task\": \"tinystories\"}, \"axes\": {\"budget\": [\"32\"]}},\n"
+                         "  {\"fixed\": {\"task\": \"tinystories\"},\n   \"axes\": {\"budget\": []}}\n]\n";
+  try {
+    load_grid(path);
+    FAIL() << "accepted an empty axis";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(path + ":4: grid 2 of 2: field 'budget'"), std::string::npos) << e.what();
+  }
+  std::ofstream(path) << "[]";
+  try {
+    load_grid(path);
+    FAIL() << "accepted an empty list";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("empty"), std::string::npos) << e.what();
+  }
+  std::ofstream(path) << "[{\"fixed\": {\"task\": \"tinystories\"}, \"axes\": {\"budget\": [\"32\"]}}, 7]";
+  try {
+    load_grid(path);
+    FAIL() << "accepted a number as a grid";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("grid 2 of 2: a grid must be a JSON object"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace kvbench::harness
