@@ -304,14 +304,19 @@ const CommandRegistration registration(
                      "(always the matmul-softmax path, to compare the two)")
           ->capture_default_str()
           ->check(CLI::IsMember({"auto", "chunked"}));
-      app.add_option("--threads", args->threads, "threads for the BLAS products, one for elementwise ops (models/cpu_threads.hpp; 0 = the cores, as every command)")->capture_default_str();
+      app.add_option("--threads", args->threads,
+                     "threads for the BLAS products, one for elementwise ops (models/cpu_threads.hpp; 0 = libtorch's "
+                     "default, OMP_NUM_THREADS or the physical cores, as every command)")
+          ->capture_default_str()
+          ->check(CLI::Range(0, 4096));
       app.add_option("--trace", args->trace,
                      "write a Chrome trace (torch profiler) of the decode steps of one more run, not counted; "
                      "scripts/trace_ops.py sums it per operator");
       app.add_flag("--json", args->json, "print a JSON object");
-      app.add_flag("--programs", args->programs, "run the Google Benchmark programs in build/bench instead");
-      app.add_option("--filter", args->filter, "with --programs: Google Benchmark --benchmark_filter regex");
-      app.add_option("--program", args->program, "with --programs: only programs whose name contains this");
+      CLI::Option* programs =
+          app.add_flag("--programs", args->programs, "run the Google Benchmark programs in build/bench instead");
+      app.add_option("--filter", args->filter, "with --programs: Google Benchmark --benchmark_filter regex")->needs(programs);
+      app.add_option("--program", args->program, "with --programs: only programs whose name contains this")->needs(programs);
       return [args] { return args->programs ? run_programs(args->filter, args->program) : run_summary(*args); };
     });
 

@@ -41,7 +41,8 @@ int run_cli(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
-  // Every command: the BLAS products get libtorch's thread count (the cores, or OMP_NUM_THREADS),
+  // Every command: the BLAS products get libtorch's thread count (OMP_NUM_THREADS, else the
+  // physical cores as libtorch counts them),
   // elementwise ops one thread, so the two pools never compete (models/cpu_threads.hpp) and
   // reductions do not depend on the core count. `bench --threads` and grid workers set their own.
   models::use_cpu_threads(at::get_num_threads());

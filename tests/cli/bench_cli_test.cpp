@@ -158,5 +158,17 @@ TEST(BenchCommand, NegativeWarmupIsOneClearError) {
   EXPECT_NE(r.output.find("--warmup must be >= 0"), std::string::npos) << r.output;
 }
 
+TEST(BenchCommand, OptionsOfTheOtherModeAreRefusedNotIgnored) {
+  // `--program bench_bleu` alone once ran the model table and exited 0, the option unread.
+  for (const char* options : {"--program bench_bleu", "--filter BM_Rouge"}) {
+    CommandResult r = run_kvbench(std::string("bench --model stories260K --context 8 ") + options + " 2>&1");
+    EXPECT_NE(r.exit_code, 0) << options;
+    EXPECT_NE(r.output.find("requires --programs"), std::string::npos) << r.output;
+  }
+  CommandResult threads = run_kvbench("bench --model stories260K --context 8 --threads -1 2>&1");
+  EXPECT_NE(threads.exit_code, 0);
+  EXPECT_NE(threads.output.find("--threads: Value -1 not in range"), std::string::npos) << threads.output;
+}
+
 }  // namespace
 }  // namespace kvbench::testing
