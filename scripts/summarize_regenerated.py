@@ -34,6 +34,10 @@ for spec in sorted(glob.glob("results/tables/*.json")):
     text = open(md, encoding="utf-8").read()
     missing = re.search(r"Missing: (\d+) of (\d+) cells", text)
     cells = "all filled" if not missing else f"{int(missing.group(2)) - int(missing.group(1))} of {missing.group(2)} filled"
+    # A cell whose results differ in their configuration is averaged across them and marked ‡.
+    mixed = text.count("\n- ‡ ")
+    if mixed:
+        cells += f", {mixed} mixing configurations (‡)"
     tau = re.search(r"Kendall's tau-b[^:]*: (.*?)\.\n", text)
     taus = tau.group(1) if tau else "no paper numbers to rank against" if "gives no numbers" in text else "fewer than 3 rows with both numbers"
     rows.append((sid, title, cells, taus, verdict(taus)))
