@@ -59,8 +59,9 @@ int run_demo(const DemoArgs& args) {
   Grid grid = make_grid(demo_grid(plan), "demo grid");
   std::cout << "kvbench demo: streaming perplexity of stories260K on " << plan.stories
             << " TinyStories validation stories joined into one stream (first " << plan.max_tokens
-            << " tokens), fed token by token; each policy evicts after every token so the KV cache "
-               "never holds more than the budget (tokens per KV head).\n"
+            << " tokens), fed token by token; each policy evicts after every token. kv: the most tokens a "
+               "KV head held, the budget (tokens per KV head) except for PyramidKV (per-layer budgets that "
+               "average to it) and Cascade (4 sinks on top).\n"
             << grid.cells.size() << " jobs, results in " << args.results << "/\n\n"
             << std::flush;
 
