@@ -104,15 +104,8 @@ class PerplexityTask : public Task {
                         {"preset", name_ == "wikitext" ? "buzz_table3 (rows, 40 rows, protocol stream, block 1, budget 50/100)" : "none"}}}};
   }
 
-  std::vector<std::string> data_files(const TaskContext& ctx) const override {
-    const std::string path = data_path(ctx);
-    if (!std::filesystem::is_directory(path)) return {path};
-    std::vector<std::string> files;  // a folder of books: every book enters the checksum
-    for (const auto& entry : std::filesystem::directory_iterator(path))
-      if (entry.is_regular_file() && entry.path().extension() == ".txt") files.push_back(entry.path().string());
-    std::sort(files.begin(), files.end());
-    return files;
-  }
+  // One text file; a folder is PG19's alone (below), so elsewhere its reader refuses it by name.
+  std::vector<std::string> data_files(const TaskContext& ctx) const override { return {data_path(ctx)}; }
 
   nlohmann::json run(const TaskContext& job) const override {
     const TaskContext ctx = with_preset(job);
@@ -305,7 +298,7 @@ class TinyStoriesTask : public PerplexityTask {
  protected:
   std::vector<Document> documents(const TaskContext& ctx) const override {
     std::vector<Document> docs;
-    for (const std::string& story : datasets::read_tinystories(data_files(ctx).front()))
+    for (const std::string& story : datasets::read_tinystories(data_path(ctx)))
       docs.push_back({"story-" + std::to_string(docs.size()), story});
     return docs;
   }
@@ -318,6 +311,16 @@ class Pg19Task : public PerplexityTask {
   Pg19Task()
       : PerplexityTask("pg19", "stream", "pg19/10146.body_between_gutenberg_markers.txt",
                        "deepmind/pg19 (test split: test/<id>.txt) or emozilla/pg19-test exported as JSONL (text)") {}
+
+  std::vector<std::string> data_files(const TaskContext& ctx) const override {
+    const std::string path = data_path(ctx);
+    if (!std::filesystem::is_directory(path)) return {path};
+    std::vector<std::string> files;  // a folder of books: every book enters the checksum
+    for (const auto& entry : std::filesystem::directory_iterator(path))
+      if (entry.is_regular_file() && entry.path().extension() == ".txt") files.push_back(entry.path().string());
+    std::sort(files.begin(), files.end());
+    return files;
+  }
 
  protected:
   std::vector<Document> documents(const TaskContext& ctx) const override {

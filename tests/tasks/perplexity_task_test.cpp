@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <random>
 
 #include "datasets/text_reader.hpp"
@@ -69,6 +70,21 @@ TEST(RunTask, ChecksumsNameModelAndData) {
   EXPECT_EQ(c["model"].get<std::string>().size(), 64u);
   EXPECT_EQ(c["dataset"].get<std::string>().size(), 64u);
   EXPECT_NE(c["dataset"], job_checksums({{"task", "wikitext"}})["dataset"]);
+}
+
+TEST(RunTask, AFolderAsTheTextFileOfTinyStoriesOrWikitextIsOneClearError) {
+  // An empty folder once made TinyStories read the first of no files (a segfault that took a
+  // whole grid's workers down); a folder of .txt files read only its first. Folders are PG19's.
+  const std::filesystem::path root = std::filesystem::path(::testing::TempDir()) / "kvbench_folder_as_text";
+  std::filesystem::create_directories(root / "stories.txt");
+  for (const char* task : {"tinystories", "wikitext"}) {
+    const std::string error = error_of([&] {
+      run_task({{"task", task}, {"data_root", root.string()}, {"task_params", {{"data_file", "stories.txt"}}}});
+    });
+    EXPECT_NE(error.find("stories.txt: the text file must be a regular file, this is a directory"), std::string::npos)
+        << task << ": " << error;
+  }
+  std::filesystem::remove_all(root);
 }
 
 // Hugging Face's wikitext loader yields the lines of wiki.*.raw with their "\n"; blank ones as "".
