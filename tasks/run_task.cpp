@@ -145,6 +145,7 @@ nlohmann::json run_task(const nlohmann::json& raw_spec, const ProgressFn& progre
   torch::manual_seed(spec["seed"].get<uint64_t>());
   nlohmann::json out = task->run(ctx);
   require_scored(spec["task"].get<std::string>(), static_cast<int64_t>(out.at("examples").size()), skipped_counters(out.at("metrics")));
+  require_finite(spec["task"].get<std::string>(), out.at("metrics"));
   nlohmann::json result = {{"task", spec["task"]},
                            {"model", spec["model"]},
                            {"policy", spec["policy"]},

@@ -27,6 +27,11 @@ class MeanMetric {
 // Throws std::runtime_error "<task>: no example was scored (<why>)" when scored == 0.
 void require_scored(const std::string& task, int64_t scored, const std::string& why);
 
+// Throws std::runtime_error naming the first metric (path "a.b[2]") that is NaN or infinite: a
+// broken checkpoint (an overflowing rope_theta, weights of the wrong dtype) must fail its job,
+// not store null (JSON has no NaN) as a finished result that a grid never runs again.
+void require_finite(const std::string& task, const nlohmann::json& metrics);
+
 // The reason run_task gives: the result's "skipped*" counters ("skipped_too_long = 3"), if any.
 std::string skipped_counters(const nlohmann::json& metrics);
 

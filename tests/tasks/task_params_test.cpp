@@ -1,6 +1,9 @@
 // task_params are checked against each task's declared parameters before a job id exists, and a
-// job that scores no example fails instead of reporting 0.0.
+// job that scores no example, or whose metrics are not finite, fails instead of reporting a number.
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
 
 #include "harness/grid_spec.hpp"
 #include "harness/job_spec.hpp"
@@ -88,6 +91,18 @@ TEST(ZeroExamples, MeanOverNothingIsNull) {
   m.add(1), m.add(0);
   EXPECT_DOUBLE_EQ(m.value().get<double>(), 0.5);
   EXPECT_EQ(skipped_counters({{"skipped_too_long", 3}, {"skipped_lengths", {128}}, {"examples", 0}}), "skipped_too_long = 3");
+}
+
+TEST(NonFiniteMetrics, FailTheJobNamingTheMetric) {
+  // A checkpoint whose rope_theta overflows gives NaN; stored, it would be a finished job with
+  // null metrics that no grid runs again.
+  EXPECT_NO_THROW(require_finite("t", {{"perplexity", 3.5}, {"heatmap", {{"len=8", {1.0, 2.0}}}}, {"note", nullptr}}));
+  const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(error_of([&] { require_finite("tinystories", {{"tokens", 10}, {"mean_nll", nan}}); }),
+            "tinystories: metric 'mean_nll' is NaN: the model's outputs are not finite (check the checkpoint and its config)");
+  EXPECT_NE(error_of([&] { require_finite("needle", {{"heatmap", {{"len=8", {1.0, inf}}}}}); })
+                .find("metric 'heatmap.len=8[1]' is infinite"),
+            std::string::npos);
 }
 
 TEST(ZeroExamples, MultidocQaWithEveryPromptSkippedFailsTheJob) {
