@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -89,25 +90,42 @@ std::string CheckReport::render(bool verbose) const {
 }
 
 void validate_baseline(const nlohmann::json& baseline, const std::string& where) {
-  if (!baseline.is_object()) throw std::invalid_argument(where + ": a baseline must be a JSON object");
-  if (!baseline.contains("cells") || !baseline["cells"].is_array())
-    throw std::invalid_argument(where + ": field 'cells' must be a list");
-  if (baseline.contains("tolerances")) {
-    const auto& t = baseline["tolerances"];
-    if (!t.is_object()) throw std::invalid_argument(where + ": field 'tolerances' must be an object");
-    for (auto it = t.begin(); it != t.end(); ++it) {
-      if (!it->is_object()) throw std::invalid_argument(where + ": field 'tolerances." + it.key() + "' must be {abs, rel}");
-      for (auto k = it->begin(); k != it->end(); ++k)
-        if ((k.key() != "abs" && k.key() != "rel") || !k->is_number() || k->get<double>() < 0)
-          throw std::invalid_argument(where + ": field 'tolerances." + it.key() + "." + k.key() +
-                                      "' must be abs or rel, a number >= 0");
-    }
-  }
+  auto fail = [&](const std::string& message) { throw std::invalid_argument(where + ": " + message); };
+  if (!baseline.is_object()) fail("a baseline must be a JSON object");
+  for (auto it = baseline.begin(); it != baseline.end(); ++it)
+    if (it.key() != "grid" && it.key() != "note" && it.key() != "tolerances" && it.key() != "cells")
+      fail("field '" + it.key() + "' is not a baseline field (grid, note, tolerances, cells)");
+  if (!baseline.contains("cells") || !baseline["cells"].is_array()) fail("field 'cells' must be a list");
+  if (baseline.contains("grid") && !baseline["grid"].is_string()) fail("field 'grid' must be a path");
+  std::map<std::string, size_t> first_index;  // canonical cell -> its index
+  std::set<std::string> metric_names;
   for (size_t i = 0; i < baseline["cells"].size(); ++i) {
     const auto& c = baseline["cells"][i];
+    const std::string field = "field 'cells[" + std::to_string(i) + "]'";
     if (!c.is_object() || !c.contains("cell") || !c["cell"].is_object() || !c.contains("metrics") ||
         !c["metrics"].is_object())
-      throw std::invalid_argument(where + ": field 'cells[" + std::to_string(i) + "]' needs 'cell' and 'metrics' objects");
+      fail(field + " needs 'cell' and 'metrics' objects");
+    for (auto it = c.begin(); it != c.end(); ++it)
+      if (it.key() != "cell" && it.key() != "description" && it.key() != "id" && it.key() != "metrics")
+        fail(field + ": '" + it.key() + "' is not a cell field (cell, description, id, metrics)");
+    // A cell without metrics would pass whatever the run gives.
+    if (c["metrics"].empty()) fail(field + ": 'metrics' is empty (kvbench check --update records them)");
+    for (auto m = c["metrics"].begin(); m != c["metrics"].end(); ++m) metric_names.insert(m.key());
+    const auto [at, inserted] = first_index.emplace(canonical_json(c["cell"]), i);
+    if (!inserted) fail(field + " repeats the cell of cells[" + std::to_string(at->second) + "]");
+  }
+  if (baseline.contains("tolerances")) {
+    const auto& t = baseline["tolerances"];
+    if (!t.is_object()) fail("field 'tolerances' must be an object");
+    for (auto it = t.begin(); it != t.end(); ++it) {
+      if (!it->is_object()) fail("field 'tolerances." + it.key() + "' must be {abs, rel}");
+      // A misspelt metric name would leave the real metric at the default tolerance unnoticed.
+      if (it.key() != "default" && !metric_names.count(it.key()))
+        fail("field 'tolerances." + it.key() + "': no cell has a metric of this name");
+      for (auto k = it->begin(); k != it->end(); ++k)
+        if ((k.key() != "abs" && k.key() != "rel") || !k->is_number() || k->get<double>() < 0)
+          fail("field 'tolerances." + it.key() + "." + k.key() + "' must be abs or rel, a number >= 0");
+    }
   }
 }
 
@@ -148,6 +166,17 @@ CheckReport compare_to_baseline(const nlohmann::json& baseline, const std::vecto
       else
         md.ok = md.baseline == md.current;
       if (!md.ok) diff.status = CellDiff::Status::kMoved;
+      diff.metrics.push_back(md);
+    }
+    // A metric the baseline does not hold is unchecked: it fails until --update records it.
+    for (auto m = cur.metrics.begin(); m != cur.metrics.end(); ++m) {
+      if (!m->is_primitive() || base.contains(m.key())) continue;
+      MetricDiff md;
+      md.metric = m.key();
+      md.current = m.value();
+      md.tolerance = tolerance_for(tolerances, m.key());
+      md.ok = false;
+      diff.status = CellDiff::Status::kMoved;
       diff.metrics.push_back(md);
     }
     report.cells.push_back(diff);

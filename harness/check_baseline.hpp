@@ -12,8 +12,10 @@
 // them, canonical JSON), not by its id: a changed default or checksum then shows up as moved
 // metrics, which is what the check is for. A number passes when |current − baseline| ≤
 // abs + rel·|baseline| (the metric's tolerance, else "default"); other values must be equal.
-// The check fails when a metric moves beyond its tolerance or disappears, when a cell has no
-// result, or when the grid and the baseline list different cells.
+// The check fails when a metric moves beyond its tolerance, disappears or is not in the baseline,
+// when a cell has no result, or when the grid and the baseline list different cells. Unknown
+// fields, a cell without metrics, a repeated cell and a tolerance for a metric no cell has are
+// errors in the baseline itself.
 #include <nlohmann/json.hpp>
 
 #include <string>

@@ -2,7 +2,6 @@
 // (harness/check_baseline.hpp). The grid runs into a fresh temporary results directory, or into
 // --results DIR, which must be new or empty (unless --reuse-results), so a stale result of older
 // code can never pass for a current one.
-#include "harness/file_tree.hpp"
 #include <stdlib.h>
 
 #include <filesystem>
@@ -11,6 +10,7 @@
 #include "harness/atomic_file.hpp"
 #include "harness/check_baseline.hpp"
 #include "harness/command.hpp"
+#include "harness/file_tree.hpp"
 #include "harness/grid_runner.hpp"
 #include "harness/grid_spec.hpp"
 
@@ -34,7 +34,18 @@ int run_check(const CheckArgs& args) {
   nlohmann::json previous;
   if (!args.update || fs::exists(args.baseline_file)) {
     previous = read_json_file(args.baseline_file);
-    validate_baseline(previous, args.baseline_file);
+    try {
+      validate_baseline(previous, args.baseline_file);
+    } catch (const std::invalid_argument& e) {
+      const std::string message = e.what(), prefix = args.baseline_file + ": ";
+      rethrow_with_location(std::invalid_argument(message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message),
+                            args.baseline_file, read_file(args.baseline_file));
+    }
+    // Compared by file name: the baseline records the path as given, from wherever it was run.
+    const std::string recorded = previous.value("grid", "");
+    if (!args.update && !recorded.empty() && fs::path(recorded).filename() != fs::path(args.grid_file).filename())
+      throw std::invalid_argument(args.baseline_file + ": field 'grid': this baseline was recorded for " + recorded +
+                                  ", not " + args.grid_file);
   }
   std::string results = args.results;
   bool temporary = false;

@@ -70,10 +70,40 @@ TEST(CheckBaseline, FailsOnAMissingMetricResultOrCell) {
   ASSERT_EQ(r.cells.size(), 2u);  // a cell the baseline lacks, and a baseline cell the grid lacks
   EXPECT_EQ(r.cells[0].status, CellDiff::Status::kNotInBaseline);
   EXPECT_EQ(r.cells[1].status, CellDiff::Status::kNotInGrid);
-  // A new metric is not a failure.
+  // A metric the baseline lacks is unchecked, so it fails until --update records it.
   nlohmann::json more = kMetrics;
   more["extra"] = 1;
-  EXPECT_TRUE(compare_to_baseline(base, current_with(more)).passed());
+  r = compare_to_baseline(base, current_with(more));
+  EXPECT_FALSE(r.passed());
+  EXPECT_NE(r.render(false).find("! extra: 1 vs baseline (absent)"), std::string::npos) << r.render(false);
+}
+
+TEST(CheckBaseline, ABaselineThatChecksNothingOrMisspellsAFieldIsRefused) {
+  const nlohmann::json good = baseline_with(kMetrics);
+  EXPECT_NO_THROW(validate_baseline(good, "b.json"));
+  auto refused = [&](nlohmann::json bad, const std::string& needle) {
+    try {
+      validate_baseline(bad, "b.json");
+      ADD_FAILURE() << "accepted " << bad.dump();
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  nlohmann::json bad = good;
+  bad["cells"][0]["metrics"] = nlohmann::json::object();  // would pass whatever the run gives
+  refused(bad, "b.json: field 'cells[0]': 'metrics' is empty");
+  bad = good;
+  bad["tolerance"] = nlohmann::json::object();
+  refused(bad, "field 'tolerance' is not a baseline field");
+  bad = good;
+  bad["tolerances"]["perplexty"] = {{"abs", 100}};
+  refused(bad, "field 'tolerances.perplexty': no cell has a metric of this name");
+  bad = good;
+  bad["cells"][0]["extra_unknown"] = 1;
+  refused(bad, "field 'cells[0]': 'extra_unknown' is not a cell field");
+  bad = good;
+  bad["cells"].push_back(good["cells"][0]);
+  refused(bad, "field 'cells[1]' repeats the cell of cells[0]");
 }
 
 TEST(CheckBaseline, UpdateKeepsTolerancesAndValidationNamesTheField) {

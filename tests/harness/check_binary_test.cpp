@@ -42,6 +42,20 @@ TEST(KvbenchCheck, PassesOnTheCommittedBaselineAndCatchesAPerturbedOne) {
   EXPECT_EQ(missing.exit_code, 1) << missing.output;
   EXPECT_NE(missing.output.find("GONE"), std::string::npos) << missing.output;
 
+  // A baseline recorded for another grid is refused before anything runs.
+  nlohmann::json other = nlohmann::json::parse(std::ifstream(baseline));
+  other["grid"] = "grids/policies_vs_budget.json";
+  const std::string other_file = dir / "other.json";
+  {
+    std::ofstream(other_file) << other.dump(2);
+  }
+  CommandResult wrong_grid = run_kvbench("check " + grid + " --baseline " + other_file + " --quiet 2>&1");
+  EXPECT_EQ(wrong_grid.exit_code, 1) << wrong_grid.output;
+  EXPECT_NE(wrong_grid.output.find(other_file + ": field 'grid': this baseline was recorded for "
+                                                "grids/policies_vs_budget.json"),
+            std::string::npos)
+      << wrong_grid.output;
+
   // Without --reuse-results a directory holding results is refused: check never reuses them.
   CommandResult stale = run_kvbench("check " + grid + " --baseline " + baseline + " --results " + results + " --quiet 2>&1");
   EXPECT_EQ(stale.exit_code, 1) << stale.output;
