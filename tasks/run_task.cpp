@@ -97,6 +97,20 @@ TaskContext make_context(const nlohmann::json& spec, LoadedEntry* entry) {
   return ctx;
 }
 
+// A count field of a job spec: an integer >= `min`. A float (2.7) or a number beyond int64 would be
+// truncated where it is read, running another job's numbers under its own id. Seeds may use the
+// whole uint64 range (torch::manual_seed takes one).
+void require_integer(const nlohmann::json& value, const std::string& field, int64_t min) {
+  // JSON readers give a non-negative integer as unsigned, a negative one as signed.
+  const bool fits = value.is_number_unsigned()
+                        ? value.get<uint64_t>() >= static_cast<uint64_t>(min) &&
+                              (field == "seed" || value.get<uint64_t>() <= static_cast<uint64_t>(INT64_MAX))
+                        : value.is_number_integer() && value.get<int64_t>() >= min;
+  if (!fits)
+    throw std::invalid_argument("job spec: field '" + field + "' must be an integer >= " + std::to_string(min) +
+                                (field == "seed" ? "" : " (at most 2^63 - 1)") + ", got " + value.dump());
+}
+
 }  // namespace
 
 nlohmann::json normalize_job_spec(const nlohmann::json& spec) {
@@ -118,8 +132,9 @@ nlohmann::json normalize_job_spec(const nlohmann::json& spec) {
   models::validate_device_and_dtype(out["device"], out["dtype"]);
   out["budget"] = policies::Budget::parse(out["budget"]).to_string();
   models::parse_protocol(out["protocol"]);
-  if (out["block"].get<int64_t>() < 1) throw std::invalid_argument("job spec: field 'block' must be >= 1");
-  if (out["limit"].get<int64_t>() < 0) throw std::invalid_argument("job spec: field 'limit' must be >= 0");
+  require_integer(out["block"], "block", 1);
+  require_integer(out["limit"], "limit", 0);
+  require_integer(out["seed"], "seed", 0);
   return out;
 }
 

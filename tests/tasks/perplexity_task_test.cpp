@@ -60,6 +60,14 @@ TEST(RunTask, RejectsUnknownFieldsAndTasks) {
   EXPECT_THROW(normalize_job_spec({{"task", "no-such-task"}}), std::invalid_argument);
   EXPECT_THROW(normalize_job_spec({{"task", "tinystories"}, {"policy", "full"}, {"policy_params", {{"x", 1}}}}),
                std::invalid_argument);
+  // Counts are integers in range: 2.7 or 1e30 would be truncated into another job's numbers.
+  for (const auto& [field, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"seed", 2.7}, {"seed", -1}, {"seed", 1e19}, {"limit", 1.5}, {"limit", 1e30},
+           {"limit", 9223372036854775808ull}, {"block", 0}, {"block", -3}}) {
+    const std::string error = error_of([&] { normalize_job_spec({{"task", "tinystories"}, {field, value}}); });
+    EXPECT_NE(error.find("field '" + field + "' must be an integer >= "), std::string::npos) << value << ": " << error;
+  }
+  EXPECT_EQ(normalize_job_spec({{"task", "tinystories"}, {"seed", 18446744073709551615ull}})["seed"], 18446744073709551615ull);
   nlohmann::json spec = normalize_job_spec({{"task", "tinystories"}, {"budget", "25%"}});
   EXPECT_EQ(spec["budget"], "25%");
   EXPECT_EQ(spec["model"], "stories260K");
