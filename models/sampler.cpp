@@ -1,11 +1,13 @@
 #include "models/sampler.hpp"
 
+#include <cmath>
 #include <stdexcept>
 
 namespace kvbench::models {
 
 Sampler::Sampler(double temperature, double top_p, uint64_t seed) : temperature_(temperature), top_p_(top_p), rng_(seed) {
-  if (temperature < 0) throw std::invalid_argument("temperature must be >= 0");
+  // Written so that NaN fails too (every comparison with NaN is false).
+  if (!(temperature >= 0 && std::isfinite(temperature))) throw std::invalid_argument("temperature must be a finite number >= 0");
   if (!(top_p > 0 && top_p <= 1)) throw std::invalid_argument("top-p must be in (0, 1]");
 }
 

@@ -2,12 +2,15 @@
 // cached decoding against recomputation.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <sstream>
 
 #include "models/generation.hpp"
 #include "models/model_loader.hpp"
+#include "models/sampler.hpp"
 #include "models/tokenizer.hpp"
 #include "models/transformer.hpp"
 
@@ -67,6 +70,16 @@ TEST_F(Stories260K, GreedyFromBosReproducesRunC) {
   GenerationResult out = generate(session, {golden.ids[0]}, options);
   std::vector<int64_t> expected(golden.ids.begin() + 1, golden.ids.end());
   EXPECT_EQ(out.tokens, expected);
+}
+
+TEST(Sampler, RefusesATemperatureOrTopPThatIsNotANumberInRange) {
+  // NaN passed `temperature < 0` and sampled garbage; every comparison with NaN is false.
+  const double nan = std::nan("");
+  EXPECT_THROW(Sampler(nan, 1.0, 0), std::invalid_argument);
+  EXPECT_THROW(Sampler(-0.5, 1.0, 0), std::invalid_argument);
+  EXPECT_THROW(Sampler(std::numeric_limits<double>::infinity(), 1.0, 0), std::invalid_argument);
+  EXPECT_THROW(Sampler(0.7, nan, 0), std::invalid_argument);
+  EXPECT_NO_THROW(Sampler(0.7, 0.9, 0));
 }
 
 // to_device puts q/k/v (and gate/up) as consecutive row blocks of one buffer, with the loaded
