@@ -174,6 +174,22 @@ TEST(HfCheckpointChecks, InvFreqBuffersAndAStoredTiedHeadLoad) {
   EXPECT_EQ(load_error(write_checkpoint(tensors)), "(no error)");
 }
 
+// Past int64, libtorch said "negative dimension" with no file; a wrapped product said "need 0".
+TEST(HfCheckpointChecks, ShapesPastInt64AreNamed) {
+  const uint64_t two63 = uint64_t{1} << 63, two62 = uint64_t{1} << 62, two61 = uint64_t{1} << 61;
+  const std::vector<std::pair<nlohmann::json, std::string>> cases = {
+      {{two63, 2}, "dimension 9223372036854775808 does not fit in int64"},
+      {{two62, 4, 16}, "the product of its dimensions overflows 64 bits"},
+      {{two61, 2}, "4611686018427387904 elements of F32 need more than 2^63-1 bytes"}};
+  for (const auto& [shape, what] : cases) {
+    const fs::path dir = write_checkpoint(hf_tensors());
+    edit_header(dir / "model.safetensors", [&](nlohmann::json& h) { h["model.norm.weight"]["shape"] = shape; });
+    const std::string error = load_error(dir);
+    EXPECT_NE(error.find((dir / "model.safetensors").string() + ": tensor 'model.norm.weight': field 'shape' " +
+                         shape.dump() + ": " + what), std::string::npos) << error;
+  }
+}
+
 TEST(HfCheckpointChecks, ShardInASubdirectoryLoads) {
   const fs::path dir = write_checkpoint(hf_tensors());
   index_as(dir, "weights/model-00001-of-00001.safetensors");
