@@ -1,5 +1,6 @@
 #include "models/bpe_model.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <queue>
 
@@ -68,6 +69,22 @@ BpeModel::BpeModel(Vocab vocab, const Merges& merges, BpeOptions options,
     auto it = vocab_.find(*options_.unk_token);
     if (it != vocab_.end()) unk_id_ = it->second;
   }
+}
+
+std::string vocab_problem(const BpeModel::Vocab& vocab) {
+  if (vocab.empty()) return "is empty: a BPE model needs at least one token";
+  std::vector<std::pair<int, const std::string*>> by_id;
+  by_id.reserve(vocab.size());
+  for (const auto& [token, id] : vocab) by_id.emplace_back(id, &token);
+  // Sorted by id, then token, so the message does not depend on hash order.
+  std::sort(by_id.begin(), by_id.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : *a.second < *b.second;
+  });
+  for (size_t i = 1; i < by_id.size(); ++i)
+    if (by_id[i].first == by_id[i - 1].first)
+      return "id " + std::to_string(by_id[i].first) + " is held by both \"" + *by_id[i - 1].second + "\" and \"" +
+             *by_id[i].second + "\"";
+  return "";
 }
 
 std::optional<int> BpeModel::token_to_id(const std::string& token) const {

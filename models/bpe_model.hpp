@@ -60,4 +60,9 @@ class BpeModel {
   mutable std::unordered_map<std::string, std::vector<int>> cache_;
 };
 
+// Why `vocab` cannot be a BPE vocabulary, or "" when it can: empty (every text would tokenize to
+// nothing), or one id held by two tokens (decoding it would pick one of the two strings), named
+// as "id 5 is held by both \"a\" and \"b\"".
+std::string vocab_problem(const BpeModel::Vocab& vocab);
+
 }  // namespace kvbench::models

@@ -25,6 +25,7 @@ std::unique_ptr<HfTokenizer> load_gpt2_vocab_merges(const std::string& vocab_pat
       throw ModelLoadError(vocab_path, it.key() + ": must be a non-negative integer id below 2^24");
     vocab.emplace(it.key(), it.value().get<int>());
   }
+  if (const std::string problem = vocab_problem(vocab); !problem.empty()) throw ModelLoadError(vocab_path, problem);
 
   std::ifstream min(merges_path, std::ios::binary);
   if (!min) throw ModelLoadError(merges_path, "cannot read the file");

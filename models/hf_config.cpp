@@ -13,6 +13,12 @@
 namespace kvbench::models {
 namespace {
 
+// Every integer field is a size or a token count. The longest contexts of real models are ~10M
+// tokens and the largest sizes far below that, so 2^31-1 leaves room while refusing a typo or a
+// corrupt file (max_position_embeddings 1e12 would make a task size its grid to it and hang), and
+// it keeps every product of two fields (n_heads * head_dim, vocab_size * hidden_size) inside int64.
+constexpr int64_t kMaxConfigInteger = 2147483647;
+
 // transformers' class defaults for the fields a config may omit.
 struct FamilyDefaults {
   double rms_norm_eps;
@@ -70,6 +76,10 @@ class ConfigReader {
  private:
   int64_t integer_value(const nlohmann::json& v, const std::string& key, int64_t low) const {
     if (!v.is_number_integer()) fail(key, "must be an integer, got " + v.dump());
+    // Compared as written: get<int64_t>() would wrap 18446744073709551615 to -1.
+    if (v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(kMaxConfigInteger)
+                               : v.get<int64_t>() > kMaxConfigInteger)
+      fail(key, "out of range: must be at most " + std::to_string(kMaxConfigInteger) + ", got " + v.dump());
     const int64_t value = v.get<int64_t>();
     if (value < low) fail(key, "must be at least " + std::to_string(low) + ", got " + std::to_string(value));
     return value;

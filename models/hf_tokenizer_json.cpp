@@ -47,6 +47,7 @@ std::unique_ptr<BpeModel> parse_bpe(const JsonFields& f) {
   vocab.reserve(vocab_fields.json().size());
   for (auto it = vocab_fields.json().begin(); it != vocab_fields.json().end(); ++it)
     vocab.emplace(it.key(), id_value(vocab_fields, it.key(), it.value()));
+  if (const std::string problem = vocab_problem(vocab); !problem.empty()) f.fail("vocab", problem);
 
   const nlohmann::json& merges_json = f.array("merges");
   BpeModel::Merges merges;

@@ -22,7 +22,7 @@ void check_field(const std::string& path, const char* field, int64_t value, int6
 
 }  // namespace
 
-Llama2cCheckpoint load_llama2c(const std::string& path) {
+ModelConfig read_llama2c_config(const std::string& path) {
   const std::string kind = datasets::non_regular_kind(path);
   if (!kind.empty()) throw ModelLoadError(path, "a llama2.c checkpoint must be a regular file, this is " + kind);
   std::ifstream in(path, std::ios::binary);
@@ -72,6 +72,17 @@ Llama2cCheckpoint load_llama2c(const std::string& path) {
   if (file_size > expected)
     throw ModelLoadError(path, "header does not match the file: " + std::to_string(file_size) +
                                    " bytes, the header implies " + std::to_string(expected));
+  return c;
+}
+
+Llama2cCheckpoint load_llama2c(const std::string& path) {
+  const ModelConfig c = read_llama2c_config(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ModelLoadError(path, "cannot open checkpoint");
+  in.seekg(28);
+  const bool shared = c.tied_embeddings;
+  const int64_t L = c.n_layers, d = c.dim, kv = c.n_kv_heads * c.head_dim, h = c.hidden_dim, V = c.vocab_size;
+  const int64_t rope_tables = c.max_seq_len * c.head_dim;
 
   auto read = [&](std::vector<int64_t> shape) {
     torch::Tensor t = torch::empty(shape, torch::kFloat32);

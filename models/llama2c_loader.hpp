@@ -16,6 +16,10 @@ struct Llama2cCheckpoint {
   ModelWeights weights;
 };
 
+// The header and the file size checked against it, without reading the weights: what locating a
+// model needs to refuse a broken file before looking for its tokenizer. Throws as load_llama2c.
+ModelConfig read_llama2c_config(const std::string& path);
+
 // Throws ModelLoadError naming the file and the field for truncated files and impossible headers.
 Llama2cCheckpoint load_llama2c(const std::string& path);
 

@@ -81,6 +81,8 @@ LoadedModel locate_model(const std::string& path_in, const std::string& tokenize
   }
   m.weights_path = bin.string();
   m.weight_files = {bin.string()};
+  // A truncated or foreign .bin is the problem to report, not the tokenizer it lacks.
+  read_llama2c_config(m.weights_path);
   m.tokenizer_path = tokenizer.empty() ? tokenizer_beside(bin.parent_path(), bin.string()) : resolve_tokenizer_file(tokenizer);
   if (!fs::exists(m.tokenizer_path)) throw ModelLoadError(m.tokenizer_path, "tokenizer file not found");
   require_regular(m.tokenizer_path, "tokenizer");

@@ -15,6 +15,10 @@ std::string shape_of(const torch::Tensor& t) {
 
 void expect(const std::string& origin, const std::string& name, const torch::Tensor& t, std::vector<int64_t> shape) {
   if (!t.defined()) throw ModelLoadError(origin, "missing tensor '" + name + "'");
+  // Integer or bool bytes taken as weights give nonsense numbers (perplexity inf), not an error.
+  if (!t.is_floating_point())
+    throw ModelLoadError(origin, "tensor '" + name + "' has dtype " + c10::toString(t.scalar_type()) +
+                                     "; model weights must be floating point");
   if (t.sizes().vec() != shape) {
     std::ostringstream want;
     want << c10::IntArrayRef(shape);

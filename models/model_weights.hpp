@@ -29,8 +29,8 @@ struct ModelWeights {
   torch::Tensor lm_head;     // [vocab, dim]; the embedding itself when tied
 };
 
-// Checks every tensor's presence and shape against the config; throws ModelLoadError naming
-// the tensor and both shapes.
+// Checks every tensor's presence, floating-point dtype and shape against the config; throws
+// ModelLoadError naming the tensor (and both shapes).
 void validate_weights(const ModelConfig& config, const ModelWeights& weights, const std::string& origin);
 
 // Moves/converts every tensor (e.g. to CUDA bf16). q/k/v and gate/up become consecutive row blocks

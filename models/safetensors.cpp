@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <limits>
 
 #include "datasets/json_parse.hpp"
 #include "models/model_error.hpp"
@@ -79,12 +80,23 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
       fail(std::string("field 'dtype': ") + error.what());
     }
     if (!e["shape"].is_array()) fail("field 'shape' must be an array");
-    int64_t numel = 1;
+    // Checked before any arithmetic: a dimension past int64 would reach libtorch as a negative
+    // size, and a wrapped product could match a small data_offsets span.
+    uint64_t numel = 1;
     for (const auto& d : e["shape"]) {
       if (!d.is_number_unsigned()) fail("field 'shape' must hold non-negative integers");
-      entry.shape.push_back(d.get<int64_t>());
-      numel *= entry.shape.back();
+      const uint64_t dim = d.get<uint64_t>();
+      if (dim > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+        fail("field 'shape' " + e["shape"].dump() + ": dimension " + std::to_string(dim) + " does not fit in int64");
+      entry.shape.push_back(static_cast<int64_t>(dim));
+      if (__builtin_mul_overflow(numel, dim, &numel))
+        fail("field 'shape' " + e["shape"].dump() + ": the product of its dimensions overflows 64 bits");
     }
+    uint64_t expected = 0;
+    if (__builtin_mul_overflow(numel, static_cast<uint64_t>(c10::elementSize(entry.dtype)), &expected) ||
+        expected > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+      fail("field 'shape' " + e["shape"].dump() + ": " + std::to_string(numel) + " elements of " +
+           e["dtype"].get<std::string>() + " need more than 2^63-1 bytes");
     const auto& off = e["data_offsets"];
     if (!off.is_array() || off.size() != 2 || !off[0].is_number_unsigned() || !off[1].is_number_unsigned())
       fail("field 'data_offsets' must be [begin, end]");
@@ -92,7 +104,6 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
     if (begin > end || end > size - data_start)
       fail("field 'data_offsets' [" + std::to_string(begin) + ", " + std::to_string(end) + ") lies outside the " +
            std::to_string(size - data_start) + " data bytes");
-    const uint64_t expected = static_cast<uint64_t>(numel) * c10::elementSize(entry.dtype);
     if (end - begin != expected)
       fail("field 'data_offsets' spans " + std::to_string(end - begin) + " bytes, shape and dtype need " +
            std::to_string(expected));

@@ -8,6 +8,7 @@
 
 #include "models/llama2c_loader.hpp"
 #include "models/model_error.hpp"
+#include "models/model_loader.hpp"
 
 namespace kvbench::models {
 namespace {
@@ -60,6 +61,22 @@ TEST(Llama2cErrors, ImpossibleHeaderNamesTheField) {
 
 TEST(Llama2cErrors, TrailingBytesDoNotMatchTheHeader) {
   EXPECT_NE(error_of(read_bytes(kBin) + "xxxx").find("header does not match the file"), std::string::npos);
+}
+
+// The truncation is the problem to report, not the tokenizer a lone broken file lacks.
+TEST(Llama2cErrors, TruncatedFileWithoutATokenizerIsReportedAsTruncated) {
+  std::string dir = (fs::temp_directory_path() / "kvbench-bin-XXXXXX").string();
+  if (!mkdtemp(dir.data())) throw std::runtime_error("mkdtemp failed");
+  const std::string path = dir + "/model.bin";
+  std::ofstream(path, std::ios::binary) << read_bytes(kBin).substr(0, 20);
+  std::string error = "(no error)";
+  try {
+    load_model(path);
+  } catch (const ModelLoadError& e) {
+    error = e.what();
+  }
+  fs::remove_all(dir);
+  EXPECT_NE(error.find(path + ": truncated: shorter than the 28-byte llama2.c header"), std::string::npos) << error;
 }
 
 }  // namespace

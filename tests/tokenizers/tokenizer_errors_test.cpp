@@ -129,6 +129,43 @@ TEST(TokenizerErrors, UnknownFieldsAndWrongTypesAreNamed) {
   expect_error(load_error(j), "model", "missing field");
 }
 
+// Decoding an id that two tokens claim would return one of them, silently.
+TEST(TokenizerErrors, TwoTokensOnOneIdAreNamed) {
+  nlohmann::json j = small_tokenizer();
+  j["model"]["vocab"]["hello"] = 257;  // "ll" holds 257
+  expect_error(load_error(j), "model.vocab", "id 257 is held by both \"hello\" and \"ll\"");
+}
+
+// An empty vocabulary tokenized every text to [] without a word.
+TEST(TokenizerErrors, EmptyVocabIsRefused) {
+  nlohmann::json j = small_tokenizer();
+  j["model"]["vocab"] = nlohmann::json::object();
+  j["model"]["merges"] = nlohmann::json::array();
+  j.erase("added_tokens");
+  expect_error(load_error(j), "model.vocab", "is empty");
+}
+
+// Real tokenizers restate vocab entries in added_tokens with the same content and id: that is fine.
+TEST(TokenizerErrors, AddedTokenRestatingAVocabEntryLoads) {
+  nlohmann::json j = small_tokenizer();
+  j["added_tokens"].push_back({{"id", 256}, {"content", "he"}, {"single_word", false}, {"lstrip", false},
+                               {"rstrip", false}, {"normalized", true}, {"special", false}});
+  EXPECT_EQ(load_error(j), "no error");
+}
+
+TEST(TokenizerErrors, Gpt2VocabWithTwoTokensOnOneIdIsNamed) {
+  ScratchDir dir;
+  dir.write("vocab.json", R"({"a": 0, "b": 1, "ab": 1})");
+  dir.write("merges.txt", "#version: 0.2\na b\n");
+  try {
+    models::Tokenizer tok(dir.path().string());
+    FAIL() << "no error";
+  } catch (const models::ModelLoadError& e) {
+    EXPECT_NE(std::string(e.what()).find("vocab.json: id 1 is held by both \"ab\" and \"b\""), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(TokenizerErrors, Gpt2MergesFileLineIsNamed) {
   ScratchDir dir;
   std::filesystem::copy_file(kShared + "/models/gpt2-tokenizer/vocab.json", dir.file("vocab.json"));
