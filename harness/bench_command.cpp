@@ -191,11 +191,13 @@ nlohmann::json row_json(const Row& row, const LoadedRuntime& rt, const BenchArgs
     j["error"] = row.error;
     return j;
   }
+  // With --decode 0 there is no decode step to time: null, not a rate of 0.
+  auto per_step = [&](double value) { return args.decode > 0 ? nlohmann::json(value) : nlohmann::json(nullptr); };
   j.update({{"budget_tokens", r.budget},
             {"prefill_tokens_per_s", r.prefill_tps},
-            {"decode_tokens_per_s", r.decode_tps},
-            {"decode_step_us", r.step_us},
-            {"policy_us_per_decode_step", r.policy_us_per_step},
+            {"decode_tokens_per_s", per_step(r.decode_tps)},
+            {"decode_step_us", per_step(r.step_us)},
+            {"policy_us_per_decode_step", per_step(r.policy_us_per_step)},
             {"kv_bytes_peak", r.peak_bytes},
             {"kv_bytes_end", r.end_bytes},
             {"kv_bytes_allocated_peak", r.allocated_peak_bytes},
@@ -222,7 +224,7 @@ void print_table_head(const LoadedRuntime& rt, const BenchArgs& args, double loa
             << "|---|---|---|---|---|---|---|---|---|---|---|---|" << (device_memory ? "---|" : "") << std::endl;
 }
 
-void print_table_row(const Row& row, bool device_memory) {
+void print_table_row(const Row& row, bool device_memory, bool decoded) {
   const Run& r = row.median;
   std::ostringstream line;
   const PolicyOptions& policy = row.cell.policy;
@@ -234,10 +236,14 @@ void print_table_row(const Row& row, bool device_memory) {
     return;
   }
   if (!policies::Budget::parse(policy.budget).is_unlimited()) line << " (" << r.budget << ")";
-  line << " | " << policy.protocol << " | " << static_cast<int64_t>(r.prefill_tps + 0.5) << " | "
-       << static_cast<int64_t>(r.decode_tps + 0.5) << " | " << static_cast<int64_t>(r.step_us + 0.5) << " us | "
-       << std::fixed << std::setprecision(1) << r.policy_us_per_step << " us ("
-       << (r.step_us > 0 ? 100.0 * r.policy_us_per_step / r.step_us : 0.0) << "%) | " << mib(r.peak_bytes) << " | "
+  line << " | " << policy.protocol << " | " << static_cast<int64_t>(r.prefill_tps + 0.5) << " | ";
+  if (decoded)
+    line << static_cast<int64_t>(r.decode_tps + 0.5) << " | " << static_cast<int64_t>(r.step_us + 0.5) << " us | "
+         << std::fixed << std::setprecision(1) << r.policy_us_per_step << " us ("
+         << (r.step_us > 0 ? 100.0 * r.policy_us_per_step / r.step_us : 0.0) << "%) | ";
+  else
+    line << "- | - | - | ";  // --decode 0: no step to time
+  line << mib(r.peak_bytes) << " | "
        << mib(r.end_bytes) << " | " << mib(r.allocated_peak_bytes) << " | " << r.max_len << " |";
   if (device_memory)
     line << " " << (row.device_peak ? mib(row.device_peak->allocated_bytes) + " / " + mib(row.device_peak->reserved_bytes)
@@ -265,6 +271,13 @@ int run_summary(const BenchArgs& args) {
   LoadedRuntime rt = load_runtime(args.model);
   const double load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
   const bool device_memory = models::device_peak(rt.transformer->device()).has_value();
+  // Beyond the trained context the speed is real but the model's outputs are not, and a long
+  // context on a small model takes long enough to look like a hang.
+  const int64_t trained = rt.loaded.config.max_seq_len;
+  const int64_t longest = *std::max_element(args.contexts.begin(), args.contexts.end()) + args.decode;
+  if (longest > trained)
+    std::cerr << "kvbench bench: warning: " << longest << " tokens (context + --decode) is more than the model's context of "
+              << trained << " (positions beyond it were never trained; prefill grows quadratically with the context)\n";
   if (!args.json) print_table_head(rt, args, load_s, device_memory);
   // Rows are printed as they finish (a JSON object per line with --json): a long grid shows
   // progress, and what finished is kept if a later cell is cut short.
@@ -274,7 +287,7 @@ int run_summary(const BenchArgs& args) {
       const Row row = measure(*rt.transformer, cell, context, args);
       failed += !row.error.empty();
       if (args.json) std::cout << row_json(row, rt, args, load_s).dump() << std::endl;
-      else print_table_row(row, device_memory);
+      else print_table_row(row, device_memory, args.decode > 0);
     }
   if (failed > 0) std::cerr << failed << " of " << cells.size() * args.contexts.size() << " rows failed\n";
   return failed > 0 ? 1 : 0;

@@ -158,6 +158,19 @@ TEST(BenchCommand, NegativeWarmupIsOneClearError) {
   EXPECT_NE(r.output.find("--warmup must be >= 0"), std::string::npos) << r.output;
 }
 
+TEST(BenchCommand, NoDecodeStepsGiveNoRatesAndALongContextAWarning) {
+  CommandResult r = run_kvbench("bench --model stories260K --context 600 --decode 0 --runs 1 --threads 1 --json 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: 600 tokens (context + --decode) is more than the model's context of 512"),
+            std::string::npos)
+      << r.output;
+  const nlohmann::json row = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+  EXPECT_TRUE(row["decode_tokens_per_s"].is_null()) << row;  // not a rate of 0 over no step
+  EXPECT_TRUE(row["decode_step_us"].is_null());
+  EXPECT_TRUE(row["policy_us_per_decode_step"].is_null());
+  EXPECT_GT(row["prefill_tokens_per_s"].get<double>(), 0);
+}
+
 TEST(BenchCommand, OptionsOfTheOtherModeAreRefusedNotIgnored) {
   // `--program bench_bleu` alone once ran the model table and exited 0, the option unread.
   for (const char* options : {"--program bench_bleu", "--filter BM_Rouge"}) {
