@@ -1,5 +1,4 @@
 // `kvbench perplexity`: mean NLL of a text file, whole-text or streamed under eviction.
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <memory>
