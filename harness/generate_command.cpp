@@ -62,7 +62,7 @@ const CommandRegistration registration(
       args->model.add_to(app);
       args->policy.add_to(app);
       app.add_option("--prompt", args->prompt, "prompt text (BOS is prepended)");
-      app.add_option("--max-new-tokens", args->max_new_tokens, "tokens to generate")->capture_default_str()->check(CLI::NonNegativeNumber);
+      app.add_option("--max-new-tokens", args->max_new_tokens, "tokens to generate")->capture_default_str()->check(at_least(0));
       app.add_option("--temperature", args->temperature, "0 = greedy")->capture_default_str()->check(CLI::Range(0.0, 100.0));
       app.add_option("--top-p", args->top_p, "nucleus sampling mass, in (0, 1]")->capture_default_str()->check(CLI::Range(1e-9, 1.0));
       app.add_flag("--json", args->json, "print a JSON object");

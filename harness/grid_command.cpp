@@ -7,6 +7,7 @@
 #include "harness/grid_runner.hpp"
 #include "harness/grid_spec.hpp"
 #include "harness/result_file.hpp"
+#include "harness/runtime_options.hpp"
 #include "harness/slurm_backend.hpp"
 
 namespace kvbench::harness {
@@ -100,8 +101,8 @@ const CommandRegistration registration(
       app.add_option("--slurm-dir", args->slurm.dir, "slurm: where to write the job array (default results/slurm/<grid>)");
       app.add_flag("--submit", args->submit, "slurm: submit the array with sbatch");
       app.add_option("--max-parallel", args->slurm.max_parallel, "slurm: at most this many array tasks at once")
-          ->check(CLI::NonNegativeNumber);
-      app.add_option("--cpus-per-task", args->slurm.cpus_per_task, "slurm: CPUs per array task")->check(CLI::NonNegativeNumber);
+          ->check(at_least(0));
+      app.add_option("--cpus-per-task", args->slurm.cpus_per_task, "slurm: CPUs per array task")->check(at_least(0));
       app.add_option("--time", args->slurm.time_limit, "slurm: time limit per array task (e.g. 02:00:00)");
       app.add_option("--partition", args->slurm.partition, "slurm: partition");
       app.add_option("--sbatch-option", args->slurm.extra_directives, "slurm: extra #SBATCH option (repeatable)");

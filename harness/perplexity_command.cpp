@@ -99,7 +99,7 @@ const CommandRegistration registration(
       args->policy.add_to(app);
       app.add_option("--text-file", args->text_file, "UTF-8 text")->required();
       app.add_option("--max-tokens", args->max_tokens, "truncate to this many tokens (BOS included); 0 = all")
-          ->check(CLI::NonNegativeNumber);
+          ->check(at_least(0));
       app.add_flag("--stream", args->stream, "token by token under eviction (the stream protocol)");
       app.add_option("--curve", args->curve, "write the per-token NLL curve (TSV) here");
       app.add_flag("--json", args->json, "print {tokens, mean_nll, perplexity, max_cache_len}");

@@ -135,7 +135,7 @@ const CommandRegistration registration(
       std::vector<CLI::Option*> spec_options;
       spec_options.push_back(app.add_option("--task", args->task, "task name (kvbench tasks lists them)"));
       spec_options.push_back(app.add_option("--task-params", args->task_params, "task parameters as a JSON object"));
-      spec_options.push_back(app.add_option("--limit", args->limit, "at most this many examples (0 = all)")->check(CLI::NonNegativeNumber));
+      spec_options.push_back(app.add_option("--limit", args->limit, "at most this many examples (0 = all)")->check(at_least(0)));
       spec_options.push_back(app.add_option("--data-root", args->data_root, "datasets folder (default ../shared/data)"));
       const size_t before = app.get_options().size();
       args->model.add_to(app);

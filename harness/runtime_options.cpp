@@ -25,7 +25,7 @@ void PolicyOptions::add_to(CLI::App& app) {
   app.add_option("--budget", budget, "tokens per KV head (512), a fraction of the prompt (20%) or full")
       ->capture_default_str();
   app.add_option("--protocol", protocol, "oneshot, stream or decode")->capture_default_str();
-  app.add_option("--block", block, "stream protocol: prompt block size in tokens")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--block", block, "stream protocol: prompt block size in tokens")->capture_default_str()->check(at_least(1));
   app.add_option("--seed", seed, "seed for sampling and randomised policies")->capture_default_str();
 }
 
@@ -67,6 +67,16 @@ models::SessionOptions session_options(const PolicyOptions& options) {
   s.budget = policies::Budget::parse(options.budget);
   s.seed = options.seed;
   return s;
+}
+
+CLI::Validator at_least(int64_t min) {
+  return CLI::Validator(
+      [min](std::string& text) -> std::string {
+        int64_t value = 0;
+        if (!CLI::detail::lexical_cast(text, value)) return "must be an integer, got '" + text + "'";
+        return value < min ? "must be at least " + std::to_string(min) + ", got " + text : std::string();
+      },
+      "INT >= " + std::to_string(min));
 }
 
 }  // namespace kvbench::harness

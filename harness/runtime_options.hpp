@@ -34,6 +34,10 @@ struct PolicyOptions {
   nlohmann::json params_json() const;
 };
 
+// A lower bound for an integer option, whose message names it ("must be at least 1, got 0"):
+// CLI11's PositiveNumber / NonNegativeNumber print a range up to DBL_MAX, 300 digits long.
+CLI::Validator at_least(int64_t min);
+
 // A loaded model ready to run: config, transformer on its device, tokenizer.
 struct LoadedRuntime {
   models::LoadedModel loaded;

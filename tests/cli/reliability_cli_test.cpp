@@ -36,8 +36,11 @@ TEST(ReliabilityCli, DeviceDtypeAndNonsenseOptionsAreOneClearLine) {
   expect_clear_error("info --device ''", "--device must be cpu, cuda or cuda:N, got ''");
   expect_clear_error("info --dtype float16", "float16 runs on CUDA only");
   expect_clear_error("generate --prompt x --budget ''", "budget is empty");
-  expect_clear_error("generate --prompt x --max-new-tokens -1", "--max-new-tokens");
-  expect_clear_error("perplexity --text-file /dev/null --max-tokens -1", "--max-tokens");
+  expect_clear_error("generate --prompt x --max-new-tokens -1", "--max-new-tokens: must be at least 0, got -1");
+  expect_clear_error("perplexity --text-file /dev/null --max-tokens -1", "--max-tokens: must be at least 0, got -1");
+  // Not CLI11's "not in range 0.000000 to 1797693134862315708...", 300 digits of DBL_MAX.
+  expect_clear_error("perplexity --text-file /dev/null --block 0", "--block: must be at least 1, got 0");
+  expect_clear_error("run --task tinystories --limit 2.5", "--limit: must be an integer, got '2.5'");
   expect_clear_error("grid grids/nightly.json --threads -2 --dry-run", "--threads");
   expect_clear_error("generate --prompt x --policy kvec --policy-params '{\"beta\": -1}'", "kvec: parameter 'beta'");
 }
