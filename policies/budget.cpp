@@ -30,6 +30,8 @@ Budget Budget::parse(const std::string& text) {
     if (text.back() == '%') {
       double pct = std::stod(text.substr(0, text.size() - 1), &used);
       if (used != text.size() - 1) throw std::invalid_argument("");
+      // Named as written: "150%", not the fraction 1.500000.
+      if (!(pct > 0.0 && pct <= 100.0)) throw std::invalid_argument("budget percentage must be in (0, 100%], got '" + text + "'");
       return fraction(pct / 100.0);
     }
     long long n = std::stoll(text, &used);

@@ -130,7 +130,11 @@ nlohmann::json normalize_job_spec(const nlohmann::json& spec) {
   out["policy_params"] = policies::resolved_params(out["policy"], out["policy_params"]);
   policies::make_policy(out["policy"], out["policy_params"]);  // the policy's own range checks, up front
   models::validate_device_and_dtype(out["device"], out["dtype"]);
-  out["budget"] = policies::Budget::parse(out["budget"]).to_string();
+  try {
+    out["budget"] = policies::Budget::parse(out["budget"]).to_string();
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("job spec: field 'budget': ") + e.what());  // so the file's line is found
+  }
   models::parse_protocol(out["protocol"]);
   require_integer(out["block"], "block", 1);
   require_integer(out["limit"], "limit", 0);

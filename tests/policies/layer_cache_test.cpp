@@ -201,6 +201,15 @@ TEST(Budget, ParsesTokensFractionsAndFull) {
   EXPECT_THROW(Budget::parse("12x"), std::invalid_argument);
   EXPECT_THROW(Budget::parse("0"), std::invalid_argument);
   EXPECT_THROW(Budget::parse("150%"), std::invalid_argument);
+  // The bad percentage is named as written, not as the fraction 1.500000.
+  for (const char* bad : {"150%", "0%", "nan%", "-5%"}) {
+    try {
+      Budget::parse(bad);
+      ADD_FAILURE() << bad;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), std::string("budget percentage must be in (0, 100%], got '") + bad + "'");
+    }
+  }
 }
 
 }  // namespace
