@@ -10,6 +10,16 @@ std::vector<PolicyInfo>& table() {
   return policies;
 }
 
+// "an integer" where nlohmann says "number" for both 2 and 2.5.
+std::string kind_name(const nlohmann::json& value) {
+  if (value.is_number_integer()) return "an integer";
+  if (value.is_number()) return "a number";
+  if (value.is_boolean()) return "true or false";
+  if (value.is_string()) return "a string";
+  if (value.is_array()) return "a list";
+  return "an object";
+}
+
 bool same_kind(const nlohmann::json& a, const nlohmann::json& b) {
   if (a.is_number() && b.is_number()) return !(a.is_number_integer() && b.is_number_float());
   return a.type() == b.type() || a.is_null();
@@ -42,15 +52,23 @@ nlohmann::json resolved_params(const std::string& name, const nlohmann::json& pa
     if (!info.defaults.contains(it.key()))
       throw std::invalid_argument("policy '" + name + "': unknown parameter '" + it.key() + "'");
     if (!same_kind(info.defaults[it.key()], it.value()))
-      throw std::invalid_argument("policy '" + name + "': parameter '" + it.key() + "' must be of type " +
-                                  info.defaults[it.key()].type_name() + ", got " + it.value().dump());
+      throw std::invalid_argument("policy '" + name + "': parameter '" + it.key() + "' must be " +
+                                  kind_name(info.defaults[it.key()]) + ", got " + it.value().dump());
     resolved[it.key()] = it.value();
   }
   return resolved;
 }
 
 std::unique_ptr<Policy> make_policy(const std::string& name, const nlohmann::json& params) {
-  return policy_info(name).make(resolved_params(name, params));
+  const nlohmann::json resolved = resolved_params(name, params);
+  try {
+    return policy_info(name).make(resolved);
+  } catch (const std::invalid_argument& e) {
+    // Shared parsers (head_reduce, gqa, ...) do not know which policy they serve.
+    const std::string message = e.what();
+    if (message.rfind(name + ":", 0) == 0 || message.rfind("policy '" + name + "'", 0) == 0) throw;
+    throw std::invalid_argument("policy '" + name + "': " + message);
+  }
 }
 
 }  // namespace kvbench::policies

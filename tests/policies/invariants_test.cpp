@@ -84,5 +84,25 @@ TEST_F(PolicyInvariants, BudgetAtLeastTheSequenceGivesFullLogits) {
   }
 }
 
+// Every bad parameter is one message naming the policy, the parameter and what it must be.
+TEST(PolicyParameters, ErrorsNameThePolicyAndWhatTheValueMustBe) {
+  auto error_of = [](const std::string& policy, const nlohmann::json& params) -> std::string {
+    try {
+      make_policy(policy, params);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "(no error)";
+  };
+  EXPECT_EQ(error_of("snapkv", {{"window", 2.5}}), "policy 'snapkv': parameter 'window' must be an integer, got 2.5");
+  EXPECT_EQ(error_of("buzz", {{"local_max", 2}}), "policy 'buzz': parameter 'local_max' must be true or false, got 2");
+  EXPECT_EQ(error_of("h2o", {{"head_reduce", 2}}), "policy 'h2o': parameter 'head_reduce' must be a string, got 2");
+  // A shared parser (head_reduce, gqa) does not know its policy: the registry names it.
+  EXPECT_EQ(error_of("h2o", {{"head_reduce", "foo"}}), "policy 'h2o': head_reduce must be mean, max or sum, got 'foo'");
+  EXPECT_EQ(error_of("pyramidkv", {{"gqa", "x"}}).rfind("policy 'pyramidkv': gqa must be", 0), 0u);
+  // A message that already names its policy is not named twice.
+  EXPECT_EQ(error_of("kvec", {{"beta", -1}}).rfind("kvec: parameter 'beta'", 0), 0u);
+}
+
 }  // namespace
 }  // namespace kvbench::policies
