@@ -2,8 +2,10 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <regex>
 #include <stdexcept>
 
 #include "harness/atomic_file.hpp"
@@ -18,8 +20,33 @@ std::string shell_quote(const std::string& text) {
   return out + "'";
 }
 
+namespace {
+
+// Each option becomes one "#SBATCH" line of the script: a value that is not the option's form
+// would be handed to sbatch as is, and a newline in it would add lines of its own.
+void check_sbatch_options(const SlurmOptions& options) {
+  // sbatch --time: minutes, minutes:seconds, hours:minutes:seconds, days-hours[:minutes[:seconds]].
+  static const std::regex time_form(R"(^(\d+-\d+(:\d+){0,2}|\d+(:\d+){0,2}|UNLIMITED|INFINITE)$)");
+  if (!options.time_limit.empty() && !std::regex_match(options.time_limit, time_form))
+    throw std::invalid_argument("--time must be Slurm's time form (MM, MM:SS, HH:MM:SS, D-HH[:MM[:SS]]), got '" +
+                                options.time_limit + "'");
+  static const std::regex partition_form(R"(^[A-Za-z0-9_.-]+(,[A-Za-z0-9_.-]+)*$)");
+  if (!options.partition.empty() && !std::regex_match(options.partition, partition_form))
+    throw std::invalid_argument("--partition must be partition names separated by commas, got '" + options.partition + "'");
+  for (const auto& directive : options.extra_directives) {
+    const bool one_line = std::none_of(directive.begin(), directive.end(),
+                                       [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+    if (directive.rfind("-", 0) != 0 || !one_line)
+      throw std::invalid_argument("--sbatch-option must be one sbatch option on one line (\"--mem=16G\"), got " +
+                                  nlohmann::json(directive).dump());
+  }
+}
+
+}  // namespace
+
 SlurmArray write_slurm_array(const std::string& grid_name, const std::vector<Job>& jobs,
                              const std::string& results_dir, const SlurmOptions& options) {
+  check_sbatch_options(options);
   if (jobs.empty()) throw std::invalid_argument("slurm: no pending jobs to submit");
   if (options.dir.empty()) throw std::invalid_argument("slurm: no directory for the job array (--slurm-dir)");
   const fs::path dir = fs::absolute(options.dir);

@@ -47,6 +47,25 @@ TEST(SlurmBackend, WritesAnArrayWhoseTasksRunTheJobs) {
   EXPECT_EQ(partial.output.find("(array task 1)"), std::string::npos) << partial.output;
 }
 
+TEST(SlurmBackend, SbatchOptionsThatAreNotTheirFormAreRefusedBeforeAnythingIsWritten) {
+  TempDir dir;
+  const std::string grid = write_json(dir / "grid.json", small_grid({"8"}));
+  const std::string base = "grid " + grid + " --results " + (dir / "runs") + " --backend slurm --slurm-dir " + (dir / "a");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {" --time abc", "--time must be Slurm's time form"},
+      {" --partition 'p q'", "--partition must be partition names separated by commas, got 'p q'"},
+      {" --sbatch-option $'--mem=2G\\n#SBATCH --bar'", "--sbatch-option must be one sbatch option on one line"},
+      {" --sbatch-option mem=2G", "--sbatch-option must be one sbatch option"}};
+  for (const auto& [options, message] : cases) {
+    CommandResult r = run_kvbench(base + options + " 2>&1");
+    EXPECT_EQ(r.exit_code, 1) << options << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << options << "\n" << r.output;
+  }
+  EXPECT_FALSE(fs::exists(dir / "a"));
+  for (const char* time : {"90", "30:00", "2:00:00", "1-12", "1-12:30:00", "UNLIMITED"})
+    EXPECT_EQ(run_kvbench(base + " --time " + time + " 2>&1").exit_code, 0) << time;
+}
+
 int free_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
