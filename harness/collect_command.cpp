@@ -161,7 +161,7 @@ int run_collect(CollectArgs args) {
     }
   }
   // A results directory: one row per job id, whatever the files are called.
-  std::map<std::string, std::pair<std::string, nlohmann::json>> by_id;  // id -> (file, metrics)
+  std::map<std::string, std::pair<std::string, nlohmann::json>> by_id;  // job -> (file, metrics)
   for (const auto& file : result_files) {
     nlohmann::json result;
     std::string problem;
@@ -176,7 +176,7 @@ int run_collect(CollectArgs args) {
       continue;
     }
     const std::string id = result["id"];
-    auto seen = by_id.find(id);
+    auto seen = by_id.find(result_job_key(result));
     if (seen != by_id.end()) {
       if (seen->second.second != result["metrics"])
         throw std::runtime_error(file + ": job " + id + " has a different result in " + seen->second.first +
@@ -185,7 +185,7 @@ int run_collect(CollectArgs args) {
                 << "), counted once\n";
       continue;
     }
-    by_id[id] = {file, result["metrics"]};
+    by_id[result_job_key(result)] = {file, result["metrics"]};
     rows.push_back(summary_row(result));
   }
   std::string text;

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "datasets/json_parse.hpp"
+#include "harness/job_id.hpp"
 
 namespace kvbench::harness {
 
@@ -24,6 +25,13 @@ std::string result_file_problem(const std::string& path, const std::string& id) 
   } catch (const std::exception& e) {
     return e.what();
   }
+}
+
+std::string result_job_key(const nlohmann::json& result) {
+  const nlohmann::json sums = result.value("checksums", nlohmann::json());
+  const bool hashable = sums.is_object() && sums.contains("model") && sums["model"].is_string() &&
+                        sums.contains("dataset") && sums["dataset"].is_string();
+  return hashable ? job_id(result["spec"], sums) : result["id"].get<std::string>();
 }
 
 }  // namespace kvbench::harness

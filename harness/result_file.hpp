@@ -17,4 +17,9 @@ std::string result_json_problem(const nlohmann::json& result, const std::string&
 // or foreign file at <id>.json does not count as done, so the job runs again and replaces it.
 std::string result_file_problem(const std::string& path, const std::string& id);
 
+// The job a valid result belongs to, for counting each job once: the id its spec and checksums
+// hash to (harness/job_id.hpp), so a copy whose "id" was edited is still the same job; its "id"
+// when it has no checksums.
+std::string result_job_key(const nlohmann::json& result);
+
 }  // namespace kvbench::harness

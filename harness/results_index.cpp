@@ -121,7 +121,8 @@ ResultsIndex ResultsIndex::load(const std::string& dir) {
     // One job counts once, whatever the file is called or wherever it lies: a copy of a result
     // would otherwise double its weight in a mean (n=2 from one run).
     const std::string id = j["id"];
-    auto seen = by_id.find(id);
+    const std::string job = result_job_key(j);
+    auto seen = by_id.find(job);
     if (seen != by_id.end()) {
       const ResultRecord& first = index.records_[seen->second];
       if (first.json["metrics"] != j["metrics"] || canonical_spec(first.json["spec"]) != canonical_spec(j["spec"]))
@@ -130,7 +131,7 @@ ResultsIndex ResultsIndex::load(const std::string& dir) {
       index.warnings_.push_back(file + ": skipped, the same result as " + first.file + " (job " + id + ")");
       continue;
     }
-    by_id[id] = index.records_.size();
+    by_id[job] = index.records_.size();
     index.records_.push_back({file, std::move(j)});
   }
   return index;

@@ -125,9 +125,17 @@ TEST(ReliabilityCli, CollectReportsInvalidResultsAndCountsCopiesOnce) {
   std::ofstream(runs + "/abc.json") << result.dump();
   std::ofstream(runs + "/copy-of-abc.json") << result.dump();
   std::ofstream(runs + "/def.json") << R"({"id": "def", "spec": {"task": "tinys)";  // truncated
+  // A copy whose id was edited is the same job: known by what its spec and checksums hash to.
+  nlohmann::json hashed = result;
+  hashed["checksums"] = {{"model", "m"}, {"dataset", "d"}};
+  hashed["id"] = "0123456789abcdef";
+  std::ofstream(runs + "/ghi.json") << hashed.dump();
+  hashed["id"] = "ffffffffffffffff";
+  std::ofstream(runs + "/ffffffffffffffff.json") << hashed.dump();
   CommandResult r = run_kvbench("collect " + runs + " 2>&1");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_TRUE(contains(r.output, "collect: 1 results, 1 invalid")) << r.output;
+  EXPECT_TRUE(contains(r.output, "collect: 2 results, 1 invalid")) << r.output;
+  EXPECT_TRUE(contains(r.output, runs + "/ghi.json: the same result as " + runs + "/ffffffffffffffff.json")) << r.output;
   EXPECT_TRUE(contains(r.output, "invalid " + runs + "/def.json")) << r.output;
   EXPECT_TRUE(contains(r.output, "the same result as")) << r.output;
 }
