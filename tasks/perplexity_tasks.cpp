@@ -22,7 +22,9 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <numeric>
+#include <set>
 
 #include "datasets/data_root.hpp"
 #include "datasets/text_reader.hpp"
@@ -80,10 +82,33 @@ class PerplexityTask : public Task {
       : name_(std::move(name)), default_mode_(std::move(default_mode)), path_(std::move(relative_path)),
         source_(std::move(source)) {}
   ParamSpecs parameters() const override {
-    return {ParamSpec::text("mode"), ParamSpec::text("preset"), ParamSpec::integer("max_length", 2), ParamSpec::integer("stride", 1),
-            ParamSpec::integer("max_tokens", 0), ParamSpec::flag("per_document"), ParamSpec::flag("curve"),
-            ParamSpec::text("data_file"), ParamSpec::text("data_dir"), ParamSpec::integer("rows", 0),
-            ParamSpec::choice("books", {"cascade", "all"})};
+    ParamSpecs specs = {ParamSpec::text("mode"),          ParamSpec::integer("max_length", 2),
+                        ParamSpec::integer("stride", 1),  ParamSpec::integer("max_tokens", 0),
+                        ParamSpec::flag("per_document"),  ParamSpec::flag("curve"),
+                        ParamSpec::text("data_file")};
+    if (name_ == "wikitext") specs.insert(specs.end(), {ParamSpec::text("preset"), ParamSpec::integer("rows", 0)});
+    if (name_ == "pg19") specs.insert(specs.end(), {ParamSpec::text("data_dir"), ParamSpec::choice("books", {"cascade", "all"})});
+    return specs;
+  }
+
+  // Each mode reads some of the size parameters; the others would be accepted and do nothing
+  // (max_tokens in mode documents, say, scored whole documents).
+  void check_params(const nlohmann::json& params) const override {
+    static const std::map<std::string, std::set<std::string>> reads = {
+        {"documents", {"max_length"}},
+        {"stream", {"max_tokens", "per_document"}},
+        {"sliding", {"max_length", "stride", "max_tokens"}},
+        {"rows", {"rows", "max_tokens"}}};
+    const std::string mode = params.value("mode", params.contains("preset") ? std::string("rows") : default_mode_);
+    const auto read = reads.find(mode);
+    if (read == reads.end()) return;  // run() names the modes
+    for (const char* key : {"max_length", "stride", "max_tokens", "per_document", "rows"}) {
+      if (!params.contains(key) || read->second.count(key)) continue;
+      std::string modes;
+      for (const auto& [other, keys] : reads)
+        if (keys.count(key)) modes += (modes.empty() ? "" : ", ") + other;
+      throw std::invalid_argument(name_ + ": task_params." + key + " is not read in mode " + mode + " (only in " + modes + ")");
+    }
   }
 
   nlohmann::json settings() const override {

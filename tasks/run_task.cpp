@@ -126,7 +126,9 @@ nlohmann::json normalize_job_spec(const nlohmann::json& spec) {
     out[it.key()] = it.value();
   }
   if (out["task"].get<std::string>().empty()) throw std::invalid_argument("job spec: field 'task' is required");
-  check_task_params(out["task"].get<std::string>(), make_task(out["task"])->parameters(), out["task_params"]);  // name, then params
+  const auto task = make_task(out["task"]);  // the name, then its parameters
+  check_task_params(out["task"].get<std::string>(), task->parameters(), out["task_params"]);
+  task->check_params(out["task_params"]);
   out["policy_params"] = policies::resolved_params(out["policy"], out["policy_params"]);
   policies::make_policy(out["policy"], out["policy_params"]);  // the policy's own range checks, up front
   models::validate_device_and_dtype(out["device"], out["dtype"]);

@@ -76,6 +76,9 @@ class Task {
   // Every key `task_params` may hold, with its type and range (tasks/task_params.hpp): checked
   // when the job spec is normalised, so an unknown key or a bad value fails before the job id.
   virtual ParamSpecs parameters() const = 0;
+  // Checks between parameters, after each passed parameters(): a parameter that the chosen mode
+  // never reads would otherwise be accepted and do nothing. Throws std::invalid_argument.
+  virtual void check_params(const nlohmann::json& params) const { (void)params; }
   // The data files read (their sha256 enters the job id).
   virtual std::vector<std::string> data_files(const TaskContext& ctx) const = 0;
   // {"metrics": {aggregates}, "examples": [...]}.

@@ -73,6 +73,23 @@ TEST(RunTask, RejectsUnknownFieldsAndTasks) {
   EXPECT_EQ(spec["model"], "stories260K");
 }
 
+TEST(RunTask, APerplexityParameterTheModeNeverReadsIsRefused) {
+  // max_tokens in mode documents once scored the whole stories, as if it were not there.
+  auto error = [](const nlohmann::json& task_params, const std::string& task = "tinystories") {
+    return error_of([&] { normalize_job_spec({{"task", task}, {"task_params", task_params}}); });
+  };
+  EXPECT_EQ(error({{"max_tokens", 5}}),
+            "tinystories: task_params.max_tokens is not read in mode documents (only in rows, sliding, stream)");
+  EXPECT_EQ(error({{"mode", "stream"}, {"stride", 3}}),
+            "tinystories: task_params.stride is not read in mode stream (only in sliding)");
+  EXPECT_EQ(error({{"preset", "buzz_table3"}, {"per_document", true}}, "wikitext"),
+            "wikitext: task_params.per_document is not read in mode rows (only in stream)");
+  EXPECT_NE(error({{"books", "all"}}).find("field 'books' is not a parameter of task 'tinystories'"), std::string::npos);
+  EXPECT_NE(error({{"rows", 3}}, "pg19").find("field 'rows' is not a parameter of task 'pg19'"), std::string::npos);
+  EXPECT_EQ(error({{"mode", "stream"}, {"max_tokens", 5}, {"per_document", false}}), "(no error)");
+  EXPECT_EQ(error({{"mode", "sliding"}, {"max_length", 64}, {"stride", 32}, {"max_tokens", 100}}, "wikitext"), "(no error)");
+}
+
 TEST(RunTask, ChecksumsNameModelAndData) {
   nlohmann::json c = job_checksums({{"task", "tinystories"}});
   EXPECT_EQ(c["model"].get<std::string>().size(), 64u);
