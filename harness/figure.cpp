@@ -449,24 +449,6 @@ std::vector<double> mean_curve(const std::vector<const ResultRecord*>& results, 
   return sum;
 }
 
-std::vector<double> read_curve_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open curve file");
-  std::vector<double> nll;
-  std::string line;
-  int64_t line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.empty() || line[0] == '#' || (line_no == 1 && line.find("nll") != std::string::npos)) continue;
-    std::istringstream fields(line);
-    double index = 0, value = 0;
-    if (!(fields >> index >> value))
-      throw std::invalid_argument(path + ":" + std::to_string(line_no) + ": expected 'token_index<TAB>nll'");
-    nll.push_back(value);
-  }
-  return nll;
-}
-
 std::vector<double> smooth_curve(const std::vector<double>& nll, const FigureSpec& f) {
   std::vector<double> out(nll.size());
   double running = 0;
