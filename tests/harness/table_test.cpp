@@ -263,6 +263,55 @@ TEST(TableSpecErrors, NameTheFileAndTheField) {
                        "none.json: cannot open JSON file"));
 }
 
+// Settings that parse but would give silently wrong output: a zero scale, an empty seed list,
+// an option the figure type never reads, an id that names a path outside --out.
+TEST(TableSpecErrors, SilentlyWrongSettingsAreRefused) {
+  table_testing::TempDir dir;
+  const std::string file = (dir.path / "bad.json").string();
+  auto load = [&](const json& j) {
+    dir.write("bad.json", j.dump());
+    return error_of([&] { harness::load_table_spec(file); });
+  };
+  json j = json::parse(table_testing::kFixtureSpec);
+  j["metric"]["scale"] = 0;
+  EXPECT_EQ(load(j), file + ": metric.scale: must be a finite, non-zero number");
+  j = json::parse(table_testing::kFixtureSpec);
+  j["columns"][0]["metric"] = {{"path", "rouge1"}, {"scale", 0.0}};
+  EXPECT_EQ(load(j), file + ": columns[0].metric.scale: must be a finite, non-zero number");
+
+  j = json::parse(table_testing::kFixtureSpec);
+  j["seeds"] = json::array();
+  EXPECT_EQ(load(j), file + ": seeds: must not be empty (leave 'seeds' out to use any seed's results)");
+
+  j = json::parse(table_testing::kFixtureSpec);
+  j["figure"]["window"] = 5;
+  EXPECT_EQ(load(j), file + ": figure.window: does not apply to a 'lines' figure (its options: title, x_label, "
+                            "y_label, log_x, log_y, panels, show_paper)");
+  for (const char* option : {"curve", "max_points", "palette", "log_x", "reference_row"}) {
+    j = json::parse(table_testing::kFixtureSpec);
+    j["figure"] = {{"type", "bars"}, {option, option == std::string("max_points") ? json(3) : json("moving")}};
+    EXPECT_TRUE(contains(load(j), file + ": figure." + option + ": does not apply to a 'bars' figure")) << option;
+  }
+  j = json::parse(table_testing::kFixtureSpec);
+  j["figure"] = {{"type", "heatmap"}, {"log_y", true}};
+  EXPECT_TRUE(contains(load(j), file + ": figure.log_y: does not apply to a 'heatmap' figure")) << load(j);
+  j["figure"] = {{"type", "stream"}, {"show_paper", false}};
+  EXPECT_TRUE(contains(load(j), file + ": figure.show_paper: does not apply to a 'stream' figure")) << load(j);
+  j["figure"] = {{"type", "lines"}, {"panels", "row_group"}};
+  EXPECT_EQ(load(j), file + ": figure.panels: must be one of 'column_group', 'none', got 'row_group'");
+  j["figure"] = {{"type", "heatmap"}, {"panels", "column_group"}};
+  EXPECT_EQ(load(j), file + ": figure.panels: must be one of 'none', 'row_group', got 'column_group'");
+  j["figure"] = {{"type", "heatmap"}, {"panels", "row_group"}, {"palette", "closeness"}, {"title", "t"}};
+  EXPECT_EQ(load(j), "(no error)");
+
+  for (const char* id : {"../../x", "a/b", ".hidden", ""}) {
+    j = json::parse(table_testing::kFixtureSpec);
+    j["id"] = id;
+    EXPECT_EQ(load(j), file + ": id: a table id must be 1-100 letters, digits, '.', '_' or '-', starting with a letter "
+                              "or digit (it names the output files), got " + json(id).dump());
+  }
+}
+
 // The committed specs: all parse, name only kvbench's tasks and policies, and their paper
 // numbers are present exactly where the paper printed numbers.
 TEST(TableSpecs, CommittedSpecsAreValid) {
