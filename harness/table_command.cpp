@@ -33,6 +33,7 @@ void write_file(const std::string& path, const std::string& text) {
 int run_table(const TableArgs& args) {
   const TableSpec spec = load_table_spec(args.spec);
   const nlohmann::json overrides = command_line_overrides(args.model, args.sets);
+  validate_cell_jobs(spec, overrides);  // --set limit=-2 stops here, not as "N cells missing"
 
   if (args.print_grid || !args.grid_out.empty()) {
     const nlohmann::json grids = table_grids(spec, overrides);

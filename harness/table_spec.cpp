@@ -12,6 +12,7 @@
 #include "datasets/json_parse.hpp"
 #include "harness/plain_name.hpp"
 #include "policies/budget.hpp"
+#include "tasks/run_task.hpp"
 
 namespace kvbench::harness {
 namespace {
@@ -364,6 +365,7 @@ TableSpec parse_table_spec(const json& j, const std::string& origin) {
           fail(origin, "rows[" + std::to_string(r) + "] x columns[" + std::to_string(c) + "]",
                std::string("the cell's job has no '") + key + "' (set it in fixed, the row's or the column's fields)");
     }
+  validate_cell_jobs(s);
   auto check_row_ref = [&](const std::string& label, const std::string& field) {
     if (label.empty()) return;
     for (const auto& row : s.rows)
@@ -379,6 +381,21 @@ TableSpec parse_table_spec(const json& j, const std::string& origin) {
       if (!s.rows[r].curve_file.empty() && s.columns.size() != 1)
         fail(origin, "rows[" + std::to_string(r) + "].curve_file", "a curve file needs a table with a single column");
   return s;
+}
+
+void validate_cell_jobs(const TableSpec& spec, const json& overrides) {
+  for (size_t r = 0; r < spec.rows.size(); ++r)
+    for (size_t c = 0; c < spec.columns.size(); ++c) {
+      if (spec.is_aggregate_column(c)) continue;
+      try {
+        tasks::normalize_job_spec(cell_job(spec, r, c, overrides));
+      } catch (const std::exception& e) {
+        const bool overridden = overrides.is_object() && !overrides.empty();
+        fail(spec.path, "rows[" + std::to_string(r) + "] x columns[" + std::to_string(c) + "] (" + spec.rows[r].label +
+                            " / " + spec.columns[c].label + ")" + (overridden ? " with --model/--set" : ""),
+             e.what());
+      }
+    }
 }
 
 TableSpec load_table_spec(const std::string& path) {

@@ -194,7 +194,7 @@ TEST(TableGrid, NonProductJobsSplitIntoGridsThatCoverThemExactly) {
     "rows": [{"label": "Full", "fields": {"policy": "full", "budget": "full"}},
              {"label": "K-VEC", "fields": {"policy": "kvec", "budget": 128}}],
     "columns": [{"label": "Qasper", "fields": {"task": "longbench/qasper"}},
-                {"label": "TREC", "fields": {"task": "longbench/trec", "task_params": {"shots": 0}}},
+                {"label": "TREC", "fields": {"task": "longbench/trec", "task_params": {"max_new_tokens": 8}}},
                 {"label": "Avg.", "aggregate": "mean"}]})"),
                                               "k.json");
   const auto grids = harness::table_grids(spec);
@@ -209,8 +209,8 @@ TEST(TableGrid, NonProductJobsSplitIntoGridsThatCoverThemExactly) {
   const std::multiset<std::string> want = {
       R"("longbench/qasper""full""full"{"protocol":"oneshot"})",
       R"("longbench/qasper""kvec""128"{"protocol":"oneshot"})",
-      R"("longbench/trec""full""full"{"protocol":"oneshot","task_params":{"shots":0}})",
-      R"("longbench/trec""kvec""128"{"protocol":"oneshot","task_params":{"shots":0}})"};
+      R"("longbench/trec""full""full"{"protocol":"oneshot","task_params":{"max_new_tokens":8}})",
+      R"("longbench/trec""kvec""128"{"protocol":"oneshot","task_params":{"max_new_tokens":8}})"};
   EXPECT_EQ(covered, want) << grids.dump(2);
 }
 
@@ -310,6 +310,47 @@ TEST(TableSpecErrors, SilentlyWrongSettingsAreRefused) {
     EXPECT_EQ(load(j), file + ": id: a table id must be 1-100 letters, digits, '.', '_' or '-', starting with a letter "
                               "or digit (it names the output files), got " + json(id).dump());
   }
+}
+
+// Every cell's job is checked as a grid checks it, when the spec is loaded and again with the
+// command line's overrides: a typo is an error naming the cell, not "N cells missing".
+TEST(TableSpecErrors, CellJobsAreCheckedAsTheGridWould) {
+  table_testing::TempDir dir;
+  const std::string file = (dir.path / "bad.json").string();
+  auto load = [&](const json& j) {
+    dir.write("bad.json", j.dump());
+    return error_of([&] { harness::load_table_spec(file); });
+  };
+  json j = json::parse(table_testing::kFixtureSpec);
+  j["fixed"]["task_params"] = {{"max_tokns", 5}};
+  std::string e = load(j);
+  EXPECT_TRUE(contains(e, file + ": rows[0] x columns[0] (KVEC / 50%): task_params: field 'max_tokns' is not a "
+                              "parameter of task 'xsum'")) << e;
+  j = json::parse(table_testing::kFixtureSpec);
+  j["rows"][1]["fields"]["policy_params"] = {{"lamda", 0.5}};
+  e = load(j);
+  EXPECT_TRUE(contains(e, file + ": rows[1] x columns[0] (KVEC-0.5 / 50%): ")) << e;
+  j = json::parse(table_testing::kFixtureSpec);
+  j["fixed"]["limit"] = -1;
+  EXPECT_EQ(load(j), file + ": rows[0] x columns[0] (KVEC / 50%): job spec: field 'limit' must be >= 0");
+
+  const auto spec = table_testing::fixture_spec();
+  EXPECT_EQ(error_of([&] { harness::validate_cell_jobs(spec, harness::command_line_overrides("", {"limit=-2"})); }),
+            spec.path + ": rows[0] x columns[0] (KVEC / 50%) with --model/--set: job spec: field 'limit' must be >= 0");
+  e = error_of([&] { harness::validate_cell_jobs(spec, harness::command_line_overrides("", {"task_params.max_tokns=5"})); });
+  EXPECT_TRUE(contains(e, "with --model/--set: task_params: field 'max_tokns' is not a parameter of task 'xsum'")) << e;
+  EXPECT_EQ(error_of([&] { harness::validate_cell_jobs(spec, harness::command_line_overrides("m", {"limit=3"})); }),
+            "(no error)");
+
+  // The binary stops before reading results; a model override of a committed spec still works.
+  const std::string spec_file = dir.write("fixture_xsum.json", table_testing::kFixtureSpec);
+  auto r = testing::run_kvbench("table " + spec_file + " --results " + fixture_results_dir() + " --set limit=-2 2>&1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "with --model/--set: job spec: field 'limit' must be >= 0")) << r.output;
+  r = testing::run_kvbench("table " + table_testing::repo_dir() + "/results/tables/buzz_table3.json --model other "
+                           "--print-grid 2>&1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "\"other\"")) << r.output;
 }
 
 // The committed specs: all parse, name only kvbench's tasks and policies, and their paper
