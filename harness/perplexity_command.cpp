@@ -1,11 +1,11 @@
 // `kvbench perplexity`: mean NLL of a text file, whole-text or streamed under eviction.
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <memory>
 #include <sstream>
 
 #include "datasets/text_reader.hpp"
+#include "harness/atomic_file.hpp"
 #include "harness/command.hpp"
 #include "harness/progress_bar.hpp"
 #include "harness/runtime_options.hpp"
@@ -75,14 +75,10 @@ int run_perplexity(PerplexityArgs args) {
   models::PerplexityResult r = models::evaluate_perplexity(session, tokens);
   if (bar) bar->finish();
   if (!args.curve.empty()) {
-    const std::string tmp = args.curve + ".tmp";
-    {
-      std::ofstream out(tmp);
-      out << "token_index\tnll\n" << std::setprecision(17);
-      for (size_t i = 0; i < r.nll.size(); ++i) out << i + 1 << "\t" << r.nll[i] << "\n";
-      if (!out) throw std::runtime_error(args.curve + ": cannot write the NLL curve");
-    }
-    std::rename(tmp.c_str(), args.curve.c_str());
+    std::ostringstream out;
+    out << "token_index\tnll\n" << std::setprecision(17);
+    for (size_t i = 0; i < r.nll.size(); ++i) out << i + 1 << "\t" << r.nll[i] << "\n";
+    write_file_atomically(args.curve, out.str());
   }
   const int64_t scored = static_cast<int64_t>(r.nll.size());
   if (args.json) {

@@ -1,7 +1,9 @@
 // Table specs, result matching and the Markdown/CSV/LaTeX renderings.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "cli/run_binary.hpp"
 #include "harness/table_render.hpp"
@@ -19,6 +21,13 @@ using table_testing::fixture_results_dir;
 using table_testing::fixture_spec;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::string testing_read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 std::string error_of(const std::function<void()>& f) {
   try {
@@ -406,6 +415,16 @@ TEST(TableCli, RendersCsvAndFailsClearlyOnABadSpec) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   for (const char* ext : {".md", ".csv", ".tex"})
     EXPECT_TRUE(std::filesystem::file_size(out + "/fixture_xsum" + ext) > 100) << ext;
+  // Replaced whole, through a unique temporary: a hard link keeps the old bytes, and a stale
+  // "<file>.tmp" (the old fixed temporary name) is no obstacle.
+  std::filesystem::create_hard_link(out + "/fixture_xsum.md", (dir.path / "kept.md").string());
+  std::filesystem::create_directories(out + "/fixture_xsum.md.tmp");
+  const std::string before = testing_read(out + "/fixture_xsum.md");
+  r = testing::run_kvbench("table " + spec + " --results " + fixture_results_dir() + " --set protocol=oneshot --out " +
+                           out + " 2>&1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(testing_read((dir.path / "kept.md").string()), before);
+  EXPECT_NE(testing_read(out + "/fixture_xsum.md"), before);
 
   const std::string bad = dir.write("bad.json", R"({"title": "x"})");
   r = testing::run_kvbench("table " + bad + " 2>&1");
