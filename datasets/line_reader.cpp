@@ -4,36 +4,89 @@
 
 #include <zlib.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 
 namespace kvbench::datasets {
 
-// gzopen reads plain files transparently too, so one code path serves both.
+namespace {
+
+constexpr unsigned char kGzipMagic[2] = {0x1f, 0x8b};
+
+}  // namespace
+
+// Plain files are read as they are; a file that starts with the gzip magic is inflated member by
+// member with zlib's inflate (not gzread: gzread silently ignores bytes after a member that do
+// not start another one, so a damaged or appended-to file would read as complete).
 struct LineReader::Impl {
-  gzFile file = nullptr;
+  std::FILE* file = nullptr;
+  bool gzip = false;
+  z_stream strm{};
+  bool inflating = false;    // inflateInit2 done
+  bool member_done = false;  // the last member ended; what follows must be another one or nothing
+  unsigned char in[1 << 16];
   std::string buffer;
   size_t pos = 0;
   bool eof = false;
 
+  ~Impl() {
+    if (inflating) inflateEnd(&strm);
+    if (file) std::fclose(file);
+  }
+
+  // Appends up to sizeof(in) - kept raw bytes after the `kept` unread ones; false at end of file.
+  bool read_raw(const std::string& path, size_t kept = 0) {
+    if (kept > 0) std::memmove(in, strm.next_in, kept);
+    const size_t n = std::fread(in + kept, 1, sizeof(in) - kept, file);
+    if (n == 0 && std::ferror(file)) throw std::runtime_error(path + ": read error: " + std::strerror(errno));
+    strm.next_in = in;
+    strm.avail_in = static_cast<uInt>(kept + n);
+    return n > 0;
+  }
+
+  // Inflates into `out`; 0 at the end of the last member.
+  size_t inflate_some(char* out, size_t capacity, const std::string& path) {
+    strm.next_out = reinterpret_cast<Bytef*>(out);
+    strm.avail_out = static_cast<uInt>(capacity);
+    while (strm.avail_out == capacity) {
+      if (member_done) {
+        if (strm.avail_in < 2) read_raw(path, strm.avail_in);
+        if (strm.avail_in == 0) return 0;  // the end of the file right after a member
+        if (strm.avail_in < 2 || std::memcmp(strm.next_in, kGzipMagic, 2) != 0)
+          throw std::runtime_error(path + ": trailing garbage after the gzip data: bytes that do not start another "
+                                          "gzip member (the file is damaged or something was appended to it)");
+        inflateReset(&strm);  // concatenated members read as one stream, as gzip -d does
+        member_done = false;
+      }
+      // zlib would report a stream cut short as "unexpected end of file" at best: without this
+      // check a truncated download reads as a complete, shorter file.
+      if (strm.avail_in == 0 && !read_raw(path))
+        throw std::runtime_error(path + ": truncated gzip file: it ends before the gzip trailer (the data is incomplete)");
+      const int code = inflate(&strm, Z_NO_FLUSH);
+      if (code == Z_STREAM_END) {
+        member_done = true;
+      } else if (code == Z_DATA_ERROR || code == Z_NEED_DICT) {
+        const std::string detail = strm.msg ? strm.msg : "invalid data";
+        throw std::runtime_error(path + ": corrupt gzip file: " + detail +
+                                 (detail.find("check") != std::string::npos ? " (CRC or length mismatch)" : ""));
+      } else if (code == Z_MEM_ERROR) {
+        throw std::runtime_error(path + ": read error: out of memory inflating the gzip data");
+      }  // Z_OK, or Z_BUF_ERROR: more input needed (read above)
+    }
+    return capacity - strm.avail_out;
+  }
+
   bool fill(const std::string& path) {
     if (eof) return false;
     char chunk[1 << 16];
-    const int got = gzread(file, chunk, sizeof(chunk));
-    int code = Z_OK;
-    const char* msg = gzerror(file, &code);
-    // zlib reports a gzip stream cut short as the soft error Z_BUF_ERROR ("unexpected end of
-    // file") and still returns the bytes it could inflate: without this check a truncated
-    // download reads as a complete, shorter file.
-    if (code == Z_BUF_ERROR)
-      throw std::runtime_error(path + ": truncated gzip file: it ends before the gzip trailer (the data is incomplete)");
-    if (got < 0 || (code != Z_OK && code != Z_STREAM_END)) {
-      std::string detail = msg ? msg : "unknown";
-      if (detail.rfind(path + ": ", 0) == 0) detail = detail.substr(path.size() + 2);  // zlib prefixes the path
-      if (code == Z_DATA_ERROR)
-        throw std::runtime_error(path + ": corrupt gzip file: " + detail +
-                                 (detail.find("check") != std::string::npos ? " (CRC or length mismatch)" : ""));
-      throw std::runtime_error(path + ": read error: " + detail);
+    size_t got = 0;
+    if (gzip) {
+      got = inflate_some(chunk, sizeof(chunk), path);
+    } else {
+      got = std::fread(chunk, 1, sizeof(chunk), file);
+      if (got == 0 && std::ferror(file)) throw std::runtime_error(path + ": read error: " + std::strerror(errno));
     }
     if (got == 0) {
       eof = true;
@@ -41,21 +94,27 @@ struct LineReader::Impl {
     }
     buffer.erase(0, pos);
     pos = 0;
-    buffer.append(chunk, static_cast<size_t>(got));
+    buffer.append(chunk, got);
     return true;
   }
 };
 
 LineReader::LineReader(const std::string& path) : impl_(std::make_unique<Impl>()), path_(path) {
   require_regular_file(path, "data file");
-  impl_->file = gzopen(path.c_str(), "rb");
-  if (!impl_->file) throw std::runtime_error(path + ": cannot open");
-  gzbuffer(impl_->file, 1 << 17);
+  Impl& s = *impl_;
+  s.file = std::fopen(path.c_str(), "rb");
+  if (!s.file) throw std::runtime_error(path + ": cannot open");
+  s.read_raw(path);
+  s.gzip = s.strm.avail_in >= 2 && std::memcmp(s.in, kGzipMagic, 2) == 0;  // by magic bytes, whatever the name
+  if (s.gzip) {
+    if (inflateInit2(&s.strm, 16 + MAX_WBITS) != Z_OK) throw std::runtime_error(path + ": cannot start zlib");
+    s.inflating = true;
+  } else if (std::fseek(s.file, 0, SEEK_SET) != 0) {
+    throw std::runtime_error(path + ": read error: cannot seek");
+  }
 }
 
-LineReader::~LineReader() {
-  if (impl_ && impl_->file) gzclose(impl_->file);
-}
+LineReader::~LineReader() = default;
 
 bool LineReader::next(std::string& line) {
   Impl& s = *impl_;

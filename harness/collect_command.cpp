@@ -140,6 +140,9 @@ int run_collect(CollectArgs args) {
       if (entry.path().extension() == ".json" && entry.path().filename().string()[0] != '.')
         result_files.push_back(entry.path().string());
     std::sort(result_files.begin(), result_files.end());
+    // "0 results" with exit 0 reads as success: a wrong or empty directory is an error.
+    if (result_files.empty())
+      throw std::invalid_argument(args.source + ": the directory holds no result files (*.json): nothing to collect");
   } else {
     throw std::invalid_argument(args.source + ": not a Slurm array directory, a grid spec or a results directory");
   }

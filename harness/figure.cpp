@@ -14,6 +14,9 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "harness/atomic_file.hpp"
+#include "harness/file_tree.hpp"
+
 namespace kvbench::harness {
 namespace fs = std::filesystem;
 namespace {
@@ -351,18 +354,24 @@ Written write_stream(const TableSpec& spec, const TableData& t, const std::strin
   return w;
 }
 
-void write_text(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  if (!out) throw std::runtime_error(path + ": cannot write");
-}
-
 std::string read_text(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
 }
+
+// A fresh folder, removed with its contents when it goes out of scope.
+struct RenderFolder {
+  std::string path;
+  explicit RenderFolder(std::string p) : path(std::move(p)) {
+    remove_tree(path);  // a leftover of a killed run with the same pid
+    fs::create_directories(path);
+  }
+  ~RenderFolder() { remove_tree(path); }
+  RenderFolder(const RenderFolder&) = delete;
+  RenderFolder& operator=(const RenderFolder&) = delete;
+};
 
 // Runs `gnuplot script` inside `dir` (the script names its files relative to it); stderr to `log`.
 int run_gnuplot(const std::string& gnuplot, const std::string& dir, const std::string& script, const std::string& log) {
@@ -449,24 +458,6 @@ std::vector<double> mean_curve(const std::vector<const ResultRecord*>& results, 
   return sum;
 }
 
-std::vector<double> read_curve_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot open curve file");
-  std::vector<double> nll;
-  std::string line;
-  int64_t line_no = 0;
-  while (std::getline(in, line)) {
-    ++line_no;
-    if (line.empty() || line[0] == '#' || (line_no == 1 && line.find("nll") != std::string::npos)) continue;
-    std::istringstream fields(line);
-    double index = 0, value = 0;
-    if (!(fields >> index >> value))
-      throw std::invalid_argument(path + ":" + std::to_string(line_no) + ": expected 'token_index<TAB>nll'");
-    nll.push_back(value);
-  }
-  return nll;
-}
-
 std::vector<double> smooth_curve(const std::vector<double>& nll, const FigureSpec& f) {
   std::vector<double> out(nll.size());
   double running = 0;
@@ -502,7 +493,7 @@ FigureFiles draw_figure(const TableSpec& spec, const TableData& table, const std
   files.script = (fs::path(out_dir) / (spec.id + ".gp")).string();
   files.png = (fs::path(out_dir) / (spec.id + ".png")).string();
   files.svg = (fs::path(out_dir) / (spec.id + ".svg")).string();
-  write_text(files.data, w.data);
+  write_file_atomically(files.data, w.data);
 
   const std::string gnuplot = render ? find_gnuplot() : "";
   if (render && gnuplot.empty())
@@ -519,18 +510,34 @@ FigureFiles draw_figure(const TableSpec& spec, const TableData& table, const std
   script << "\n# PNG\nset terminal " << png << " size " << w.width << "," << w.height << font
          << " noenhanced background '#ffffff'\nset output '" << spec.id << ".png'\n"
          << w.body << "set output\n";
-  write_text(files.script, script.str());
+  write_file_atomically(files.script, script.str());
   if (!render) return files;
 
-  const std::string log = (fs::path(out_dir) / (spec.id + ".gnuplot.log")).string();
-  const int rc = run_gnuplot(gnuplot, fs::absolute(out_dir).string(), spec.id + ".gp", fs::absolute(log).string());
-  const std::string errors = read_text(log);
-  if (rc != 0 || !fs::exists(files.png) || fs::file_size(files.png) == 0 || !fs::exists(files.svg) ||
-      fs::file_size(files.svg) == 0)
+  // gnuplot writes its images in place as it goes: it runs in a private folder beside them (same
+  // filesystem), and each finished image is renamed over the old one, so an interrupted or failed
+  // run never leaves a truncated PNG or SVG under the real name.
+  const RenderFolder render_dir(temporary_path_for(files.png) + ".d");
+  for (const std::string& f : {files.data, files.script})
+    fs::copy_file(f, fs::path(render_dir.path) / fs::path(f).filename());
+  const std::string rendered_log = (fs::path(render_dir.path) / (spec.id + ".gnuplot.log")).string();
+  const int rc = run_gnuplot(gnuplot, fs::absolute(render_dir.path).string(), spec.id + ".gp",
+                             fs::absolute(rendered_log).string());
+  const std::string errors = read_text(rendered_log);
+  const fs::path png_file = fs::path(render_dir.path) / (spec.id + ".png");
+  const fs::path svg_file = fs::path(render_dir.path) / (spec.id + ".svg");
+  if (rc != 0 || !fs::exists(png_file) || fs::file_size(png_file) == 0 || !fs::exists(svg_file) ||
+      fs::file_size(svg_file) == 0)
     throw std::runtime_error(files.script + ": gnuplot failed (exit " + std::to_string(rc) + "): " + errors);
+  fs::rename(png_file, files.png);
+  fs::rename(svg_file, files.svg);
   // Keep the log only when gnuplot had something to say (warnings).
-  if (errors.empty()) fs::remove(log);
-  else files.warnings.push_back(log + ": " + errors.substr(0, 300));
+  const std::string log = (fs::path(out_dir) / (spec.id + ".gnuplot.log")).string();
+  if (errors.empty()) {
+    fs::remove(log);
+  } else {
+    write_file_atomically(log, errors);
+    files.warnings.push_back(log + ": " + errors.substr(0, 300));
+  }
   return files;
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/curve_file.hpp"
 #include "harness/table_render.hpp"
 
 namespace kvbench::harness {
@@ -26,11 +27,9 @@ std::string png_terminal(const std::string& gnuplot);
 FigureFiles draw_figure(const TableSpec& spec, const TableData& table, const std::string& out_dir, bool render = true);
 
 // A stream row's curve: per-position mean NLL over the examples of the cell's results (each
-// example's "nll_curve"), or a TSV curve file (token_index<TAB>nll, as `kvbench perplexity
-// --curve` writes). Smoothed as the figure says: a trailing moving average over
+// example's "nll_curve"), or a TSV curve file (read_curve_file, harness/curve_file.hpp). Smoothed as the figure says: a trailing moving average over
 // `window` tokens, or the cumulative mean; y = exp(.) when the figure plots perplexity.
 std::vector<double> mean_curve(const std::vector<const ResultRecord*>& results, std::string* warning);
-std::vector<double> read_curve_file(const std::string& path);
 std::vector<double> smooth_curve(const std::vector<double>& nll, const FigureSpec& figure);
 
 }  // namespace kvbench::harness

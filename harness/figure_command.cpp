@@ -19,6 +19,7 @@ struct FigureArgs {
 int run_figure(const FigureArgs& args) {
   const TableSpec spec = load_table_spec(args.spec);
   const nlohmann::json overrides = command_line_overrides(args.model, args.sets);
+  validate_cell_jobs(spec, overrides);
   const ResultsIndex results = ResultsIndex::load(args.results);
   for (const auto& w : results.warnings()) std::cerr << "kvbench figure: warning: " << w << "\n";
   const TableData table = compute_table(spec, results, overrides);

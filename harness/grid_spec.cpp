@@ -9,6 +9,7 @@
 
 #include "harness/atomic_file.hpp"
 #include "harness/grid_limits.hpp"
+#include "harness/plain_name.hpp"
 
 namespace kvbench::harness {
 namespace {
@@ -44,13 +45,9 @@ void apply_axis_value(nlohmann::json& cell, const std::string& field, const nloh
 // The grid name becomes a directory (results/slurm/<name>) and a Slurm job name: one plain path
 // component, so "../../x" cannot write elsewhere.
 void check_grid_name(const std::string& name, const std::string& where) {
-  const bool plain = !name.empty() && name.size() <= 100 && std::isalnum(static_cast<unsigned char>(name[0])) &&
-                     std::all_of(name.begin(), name.end(), [](char c) {
-                       return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
-                     });
-  if (!plain)
-    throw grid_error(where, "field 'name': a grid name must be 1-100 letters, digits, '.', '_' or '-', starting with a "
-                            "letter or digit (it names a directory), got " + nlohmann::json(name).dump());
+  if (!is_plain_name(name))
+    throw grid_error(where, std::string("field 'name': a grid name must be ") + kPlainNameRule +
+                                " (it names a directory), got " + nlohmann::json(name).dump());
 }
 
 std::vector<std::string> axis_order(const nlohmann::json& axes) {

@@ -57,6 +57,7 @@ nav li{margin:.15em 0}code{font-size:.9em})";
 
 std::string build_report(const ReportOptions& options) {
   const std::vector<TableSpec> specs = load_table_specs(options.tables_dir);
+  for (const auto& spec : specs) validate_cell_jobs(spec, options.overrides);
   const ResultsIndex results = ResultsIndex::load(options.results_dir);
   const std::string gnuplot = options.figures ? find_gnuplot() : "";
   TempDir tmp;

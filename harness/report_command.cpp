@@ -1,8 +1,8 @@
 // `kvbench report --out report.html`: every table and figure of results/tables on one page.
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
+#include "harness/atomic_file.hpp"
 #include "harness/command.hpp"
 #include "harness/report.hpp"
 #include "harness/table_spec.hpp"
@@ -22,15 +22,7 @@ int run_report(ReportArgs args) {
   args.options.overrides = command_line_overrides(args.model, args.sets);
   args.options.figures = !args.no_figures;
   const std::string html = build_report(args.options);
-  const std::filesystem::path out(args.out);
-  if (out.has_parent_path()) std::filesystem::create_directories(out.parent_path());
-  const std::string tmp = args.out + ".tmp";
-  {
-    std::ofstream file(tmp, std::ios::binary);
-    file << html;
-    if (!file) throw std::runtime_error(args.out + ": cannot write");
-  }
-  std::filesystem::rename(tmp, args.out);
+  write_file_atomically(args.out, html);  // creates the folder; two reports never share a temporary
   std::cout << args.out << "\n";
   return 0;
 }

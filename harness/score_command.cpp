@@ -4,8 +4,10 @@
 //   kvbench score --metric bleu --input preds.jsonl --param tokenize=intl --per-example
 //
 // Each line: {"prediction": "...", "references": ["...", ...]} (+ "all_classes" for
-// longbench.classification_score); for self_bleu {"sentences": ["...", ...]}. Other fields are
-// ignored; blank lines are skipped. Any problem is one error naming FILE:LINE and the field.
+// longbench.classification_score); for self_bleu {"sentences": ["...", ...]}; any line may also
+// hold an "id" label. Any other field is an error, as in tokenize and chat-template input (a
+// field the scorer ignored could be one the user expected to count); blank lines are skipped.
+// Any problem is one error naming FILE:LINE and the field.
 #include <iostream>
 #include <map>
 #include <memory>
@@ -54,6 +56,8 @@ int run_score(const ScoreArgs& args) {
               {"aggregate", result.at("aggregate")}};
   if (args.per_example) out["per_example"] = result.at("per_example");
   std::cout << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+  // The nulls are printed (with the per-example errors), and the run still fails.
+  if (result.contains("failure")) throw std::invalid_argument(result.at("failure").get<std::string>());
   return 0;
 }
 

@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "datasets/jsonl_reader.hpp"
@@ -17,6 +19,7 @@
 #include "metrics/rouge_pltrdy.hpp"
 #include "metrics/rouge_score.hpp"
 #include "metrics/self_bleu.hpp"
+#include "tasks/scored_mean.hpp"
 
 namespace kvbench::harness {
 namespace {
@@ -80,6 +83,15 @@ class Params {
     resolved_[key] = x;
     return x;
   }
+  // A finite number in [lo, hi] (hi may be infinity: no upper bound).
+  std::optional<double> number_in(const std::string& key, double lo, double hi) {
+    const std::optional<double> x = number(key);
+    if (x && (*x < lo || *x > hi))
+      throw std::invalid_argument(metric_ + ": parameter " + key + "=" + given_.at(key) + " must be " +
+                                  (std::isinf(hi) ? "a finite number >= " + format(lo)
+                                                  : "a number in [" + format(lo) + ", " + format(hi) + "]"));
+    return x;
+  }
   std::optional<std::string> optional_string(const std::string& key) {
     auto v = take(key);
     if (v) resolved_[key] = *v;
@@ -101,6 +113,11 @@ class Params {
     auto it = given_.find(key);
     if (it == given_.end()) return std::nullopt;
     return it->second;
+  }
+  static std::string format(double x) {
+    std::ostringstream out;
+    out << x;
+    return out.str();
   }
   static std::string join(const std::vector<std::string>& v) {
     std::string s;
@@ -126,8 +143,9 @@ auto at_line(const ScoreExample& ex, Fn&& fn) -> decltype(fn()) {
   }
 }
 
-double mean(const std::vector<double>& v) {
-  return v.empty() ? 0.0 : metrics::python_sum(v) / static_cast<double>(v.size());
+// The mean, or null over zero values: a metric over zero examples has no value, never 0.0.
+json mean(const std::vector<double>& v) {
+  return tasks::mean_or_null(metrics::python_sum(v), static_cast<int64_t>(v.size()));
 }
 
 json rouge_json(const metrics::RougeScore& s) {
@@ -205,6 +223,7 @@ class PltrdyMetric : public MetricScorer {
     std::vector<double> sums(9, 0.0);
     std::vector<std::vector<double>> columns(9);
     int64_t errors = 0;
+    std::string first_failure;  // "line N: <error>" of the first example with no score
     json per = json::array();
     for (const auto& ex : examples) {
       std::optional<metrics::PltrdyScores> best;
@@ -223,6 +242,7 @@ class PltrdyMetric : public MetricScorer {
       }
       if (!best) {
         ++errors;
+        if (first_failure.empty()) first_failure = "line " + std::to_string(ex.line) + ": " + first_error;
         if (per_example) per.push_back({{"error", first_error}});
         continue;
       }
@@ -247,6 +267,9 @@ class PltrdyMetric : public MetricScorer {
     agg["errors"] = errors;
     json out = {{"aggregate", agg}};
     if (per_example) out["per_example"] = per;
+    if (columns[0].empty())
+      out["failure"] = "rouge_pltrdy: no example was scored (errors = " + std::to_string(errors) + ", the first at " +
+                       first_failure + "); a metric over zero examples has no value";
     return out;
   }
 
@@ -269,7 +292,11 @@ class BleuMetric : public MetricScorer {
     options_.tokenize = p.choice("tokenize", "13a", {"13a", "intl", "none"});
     options_.lowercase = p.boolean("lowercase", false);
     options_.smooth_method = p.choice("smooth_method", "exp", {"exp", "floor", "add-k", "none"});
-    options_.smooth_value = p.number("smooth_value");
+    options_.smooth_value = p.number_in("smooth_value", 0, std::numeric_limits<double>::infinity());
+    // sacreBLEU ignores smooth_value for exp and none; a value given there is a mistake, not a no-op.
+    if (options_.smooth_value && options_.smooth_method != "floor" && options_.smooth_method != "add-k")
+      throw std::invalid_argument("bleu: parameter smooth_value is used only by smooth_method floor and add-k (not " +
+                                  options_.smooth_method + ")");
     options_.effective_order = p.boolean("effective_order", options_.effective_order);
     options_.max_ngram_order = p.integer("max_ngram_order", 4, 1, 255);
     p.finish({"level", "tokenize", "lowercase", "smooth_method", "smooth_value", "effective_order", "max_ngram_order"});
@@ -424,9 +451,13 @@ class SelfBleuMetric : public MetricScorer {
 // over references.
 std::unique_ptr<MetricScorer> meteor_metric(Params& p) {
   metrics::MeteorOptions o;
-  o.alpha = p.number("alpha").value_or(o.alpha);
-  o.beta = p.number("beta").value_or(o.beta);
-  o.gamma = p.number("gamma").value_or(o.gamma);
+  // nltk's ranges: fmean = P*R / (alpha*P + (1-alpha)*R) is a weighted harmonic mean only for
+  // alpha in [0, 1]; penalty = gamma * (chunks/m)^beta stays in [0, 1] (score in [0, fmean]) only
+  // for gamma in [0, 1] and beta >= 0, since chunks/m is in (0, 1].
+  const double inf = std::numeric_limits<double>::infinity();
+  o.alpha = p.number_in("alpha", 0, 1).value_or(o.alpha);
+  o.beta = p.number_in("beta", 0, inf).value_or(o.beta);
+  o.gamma = p.number_in("gamma", 0, 1).value_or(o.gamma);
   p.finish({"alpha", "beta", "gamma"});
   json params = p.resolved();
   params["alpha"] = o.alpha;
@@ -467,6 +498,26 @@ std::vector<std::string> string_array(const json& obj, const char* field, bool r
   return out;
 }
 
+// The fields a line may hold: those the scorer reads, plus "id", a label that never changes a
+// score. Anything else is refused: a field the scorer would silently ignore (a per-line "dataset"
+// for the first-line rule, "all_classes" for a metric without classes) is a wrong number.
+std::vector<std::string> score_fields(const MetricScorer& scorer) {
+  if (scorer.input() == ScoreInput::Sentences) return {"sentences", "id"};
+  std::vector<std::string> fields = {"prediction", "references"};
+  if (scorer.needs_all_classes()) fields.push_back("all_classes");
+  fields.push_back("id");
+  return fields;
+}
+
+void check_fields(const json& obj, const std::vector<std::string>& accepted, const std::string& where) {
+  for (auto it = obj.begin(); it != obj.end(); ++it) {
+    if (std::find(accepted.begin(), accepted.end(), it.key()) != accepted.end()) continue;
+    std::string list;
+    for (const auto& f : accepted) list += (list.empty() ? "" : ", ") + f;
+    throw std::invalid_argument(where + "unknown field \"" + it.key() + "\" (accepted: " + list + ")");
+  }
+}
+
 }  // namespace
 
 std::vector<ScoreExample> read_score_examples(const std::string& path, const MetricScorer& scorer) {
@@ -489,6 +540,7 @@ std::vector<ScoreExample> read_score_examples(const std::string& path, const Met
       ex.references = string_array(obj, "references", true, where, scorer.accepts_number_references());
       if (scorer.needs_all_classes()) ex.all_classes = string_array(obj, "all_classes", false, where);
     }
+    check_fields(obj, score_fields(scorer), where);  // after the fields read: "missing" says more
     examples.push_back(std::move(ex));
     return true;
   });

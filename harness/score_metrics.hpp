@@ -47,7 +47,9 @@ class MetricScorer {
   virtual nlohmann::json params() const = 0;
   // Scores every example. The result holds "aggregate" and, when per_example is set,
   // "per_example" (one object per example, in input order). An error in one example is thrown
-  // as ScoreLineError.
+  // as ScoreLineError. When no example could be scored (rouge_pltrdy: every one raised), the
+  // aggregate's numbers are null and the result also holds "failure", the message the command
+  // fails with after printing the result.
   virtual nlohmann::json score(const std::vector<ScoreExample>& examples, bool per_example) const = 0;
 };
 
@@ -58,7 +60,8 @@ std::unique_ptr<MetricScorer> make_metric_scorer(const std::string& name,
 
 // Reads a JSONL input file for `scorer`: one object per non-blank line with "prediction" (string)
 // and "references" (non-empty array of strings), plus "all_classes" when the scorer needs it, or
-// "sentences" (non-empty array of strings) for sentence-set metrics. Other fields are ignored.
+// "sentences" (non-empty array of strings) for sentence-set metrics, and optionally "id" (a label,
+// not read). Any other field is an error: ignored, it could change what the user meant to score.
 // Throws std::invalid_argument "FILE:LINE: <what is wrong with which field>" (or
 // std::runtime_error when the file cannot be read), and when the file has no example.
 std::vector<ScoreExample> read_score_examples(const std::string& path, const MetricScorer& scorer);

@@ -1,8 +1,8 @@
 // `kvbench table SPEC`: a paper's table regenerated from our results, beside the paper's numbers.
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
+#include "harness/atomic_file.hpp"
 #include "harness/command.hpp"
 #include "harness/table_render.hpp"
 
@@ -20,33 +20,24 @@ struct TableArgs {
   std::string grid_out;
 };
 
-void write_file(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << text;
-    if (!out) throw std::runtime_error(path + ": cannot write");
-  }
-  std::filesystem::rename(tmp, path);
-}
-
 int run_table(const TableArgs& args) {
   const TableSpec spec = load_table_spec(args.spec);
   const nlohmann::json overrides = command_line_overrides(args.model, args.sets);
+  validate_cell_jobs(spec, overrides);  // --set limit=-2 stops here, not as "N cells missing"
 
   if (args.print_grid || !args.grid_out.empty()) {
     const nlohmann::json grids = table_grids(spec, overrides);
     const nlohmann::json shown = grids.size() == 1 ? grids[0] : grids;
     if (!args.grid_out.empty()) {
       if (grids.size() == 1) {
-        write_file(args.grid_out, grids[0].dump(2) + "\n");
+        write_file_atomically(args.grid_out, grids[0].dump(2) + "\n");
         std::cerr << args.grid_out << "\n";
       } else {
         const std::filesystem::path base(args.grid_out);
         for (size_t i = 0; i < grids.size(); ++i) {
           const std::string file = (base.parent_path() / (base.stem().string() + "-" + std::to_string(i + 1) +
                                                           base.extension().string())).string();
-          write_file(file, grids[i].dump(2) + "\n");
+          write_file_atomically(file, grids[i].dump(2) + "\n");
           std::cerr << file << "\n";
         }
       }
@@ -68,7 +59,7 @@ int run_table(const TableArgs& args) {
     } else {
       std::filesystem::create_directories(args.out);
       const std::string file = (std::filesystem::path(args.out) / (spec.id + "." + ext)).string();
-      write_file(file, text);
+      write_file_atomically(file, text);
       std::cerr << file << "\n";
     }
   }

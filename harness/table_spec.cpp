@@ -1,6 +1,7 @@
 #include "harness/table_spec.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -9,7 +10,9 @@
 #include <stdexcept>
 
 #include "datasets/json_parse.hpp"
+#include "harness/plain_name.hpp"
 #include "policies/budget.hpp"
+#include "tasks/run_task.hpp"
 
 namespace kvbench::harness {
 namespace {
@@ -87,6 +90,8 @@ MetricSpec parse_metric(const json& j, const std::string& origin, const std::str
       fail(origin, where, "metric path '" + p + "' is not a dotted path like 'rouge1.fmeasure'");
   m.from = one_of(get_string(j, "from", origin, w, false, "metrics"), {"metrics", "result"}, origin, w + "from");
   m.scale = get_number(j, "scale", origin, w, 1.0);
+  // A zero scale shows every cell as the offset, whatever the results say.
+  if (!std::isfinite(m.scale) || m.scale == 0) fail(origin, w + "scale", "must be a finite, non-zero number");
   m.offset = get_number(j, "offset", origin, w, 0.0);
   const double decimals = get_number(j, "decimals", origin, w, 2);
   if (decimals < 0 || decimals > 9 || decimals != static_cast<int>(decimals))
@@ -98,6 +103,18 @@ MetricSpec parse_metric(const json& j, const std::string& origin, const std::str
   return m;
 }
 
+// The options each figure type reads (harness/figure.cpp), besides the common type, title,
+// x_label and y_label. An option another type reads would be silently ignored, so it is refused.
+// Bars have no log_x: their x positions are category slots, not values.
+const std::map<std::string, std::set<std::string>>& figure_type_options() {
+  static const std::map<std::string, std::set<std::string>> options = {
+      {"lines", {"panels", "show_paper", "log_x", "log_y"}},
+      {"bars", {"panels", "show_paper", "log_y"}},
+      {"heatmap", {"panels", "reference_row", "palette"}},
+      {"stream", {"log_x", "log_y", "curve", "window", "y", "max_points"}}};
+  return options;
+}
+
 FigureSpec parse_figure(const json& j, const std::string& origin) {
   const std::string where = "figure";
   if (!j.is_object()) fail(origin, where, "must be an object");
@@ -107,6 +124,14 @@ FigureSpec parse_figure(const json& j, const std::string& origin) {
   const std::string w = where + ".";
   FigureSpec f;
   f.type = one_of(get_string(j, "type", origin, w, true), {"lines", "bars", "heatmap", "stream"}, origin, w + "type");
+  const std::set<std::string>& own = figure_type_options().at(f.type);
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    const std::string& key = it.key();
+    if (key == "type" || key == "title" || key == "x_label" || key == "y_label" || own.count(key)) continue;
+    std::string list;
+    for (const auto& o : own) list += ", " + o;
+    fail(origin, w + key, "does not apply to a '" + f.type + "' figure (its options: title, x_label, y_label" + list + ")");
+  }
   f.title = get_string(j, "title", origin, w);
   f.x_label = get_string(j, "x_label", origin, w);
   f.y_label = get_string(j, "y_label", origin, w);
@@ -114,8 +139,9 @@ FigureSpec parse_figure(const json& j, const std::string& origin) {
   f.log_y = get_bool(j, "log_y", origin, w, false);
   f.show_paper = get_bool(j, "show_paper", origin, w, true);
   f.reference_row = get_string(j, "reference_row", origin, w);
-  f.panels = one_of(get_string(j, "panels", origin, w, false, "none"), {"none", "column_group", "row_group"}, origin,
-                    w + "panels");
+  // Lines and bars split their columns into panels, a heatmap its rows.
+  f.panels = one_of(get_string(j, "panels", origin, w, false, "none"),
+                    {"none", f.type == "heatmap" ? "row_group" : "column_group"}, origin, w + "panels");
   f.palette = get_string(j, "palette", origin, w, false, "good_high");
   one_of(f.palette, {"good_high", "good_low", "closeness"}, origin, w + "palette");
   f.curve = one_of(get_string(j, "curve", origin, w, false, "moving"), {"moving", "cumulative"}, origin, w + "curve");
@@ -248,7 +274,11 @@ TableSpec parse_table_spec(const json& j, const std::string& origin) {
   s.path = origin;
   s.id = get_string(j, "id", origin, "", false,
                     std::filesystem::path(origin).stem().string());
-  if (s.id.empty()) fail(origin, "id", "must not be empty");
+  // The id names the output files (<out>/<id>.md, <id>.png) and the grids: "../../x" would write
+  // outside the output folder.
+  if (!is_plain_name(s.id))
+    fail(origin, "id", std::string("a table id must be ") + kPlainNameRule + " (it names the output files), got " +
+                           json(s.id).dump());
   s.title = get_string(j, "title", origin, "", true);
   s.description = get_string(j, "description", origin, "");
   s.row_header = get_string(j, "row_header", origin, "", false, "Method");
@@ -309,6 +339,8 @@ TableSpec parse_table_spec(const json& j, const std::string& origin) {
 
   if (j.contains("seeds")) {
     if (!j["seeds"].is_array()) fail(origin, "seeds", "must be an array of integers");
+    // An empty list would read as "any seed" (TableSpec::seeds), the opposite of what it says.
+    if (j["seeds"].empty()) fail(origin, "seeds", "must not be empty (leave 'seeds' out to use any seed's results)");
     for (size_t i = 0; i < j["seeds"].size(); ++i) {
       if (!j["seeds"][i].is_number_integer()) fail(origin, "seeds[" + std::to_string(i) + "]", "must be an integer");
       s.seeds.push_back(j["seeds"][i]);
@@ -333,6 +365,7 @@ TableSpec parse_table_spec(const json& j, const std::string& origin) {
           fail(origin, "rows[" + std::to_string(r) + "] x columns[" + std::to_string(c) + "]",
                std::string("the cell's job has no '") + key + "' (set it in fixed, the row's or the column's fields)");
     }
+  validate_cell_jobs(s);
   auto check_row_ref = [&](const std::string& label, const std::string& field) {
     if (label.empty()) return;
     for (const auto& row : s.rows)
@@ -348,6 +381,21 @@ TableSpec parse_table_spec(const json& j, const std::string& origin) {
       if (!s.rows[r].curve_file.empty() && s.columns.size() != 1)
         fail(origin, "rows[" + std::to_string(r) + "].curve_file", "a curve file needs a table with a single column");
   return s;
+}
+
+void validate_cell_jobs(const TableSpec& spec, const json& overrides) {
+  for (size_t r = 0; r < spec.rows.size(); ++r)
+    for (size_t c = 0; c < spec.columns.size(); ++c) {
+      if (spec.is_aggregate_column(c)) continue;
+      try {
+        tasks::normalize_job_spec(cell_job(spec, r, c, overrides));
+      } catch (const std::exception& e) {
+        const bool overridden = overrides.is_object() && !overrides.empty();
+        fail(spec.path, "rows[" + std::to_string(r) + "] x columns[" + std::to_string(c) + "] (" + spec.rows[r].label +
+                            " / " + spec.columns[c].label + ")" + (overridden ? " with --model/--set" : ""),
+             e.what());
+      }
+    }
 }
 
 TableSpec load_table_spec(const std::string& path) {

@@ -80,6 +80,13 @@ std::vector<TableSpec> load_table_specs(const std::string& dir);
 
 // Recursive merge: objects key by key (task_params, policy_params), everything else replaced.
 nlohmann::json merge_fields(nlohmann::json base, const nlohmann::json& over);
+// Checks every job cell as a grid would (tasks::normalize_job_spec: known fields and task
+// parameters, the policy's ranges, budget, limit, block, device; no file is read), so a typo
+// stops the command instead of reading as missing cells. parse_table_spec calls it without
+// overrides; the commands call it again with --model/--set. Throws std::invalid_argument
+// "<spec>: rows[r] x columns[c] (<row> / <column>)[ with --model/--set]: <what>".
+void validate_cell_jobs(const TableSpec& spec, const nlohmann::json& overrides = nlohmann::json::object());
+
 // The job fields of cell (r, c): fixed ⊕ row.fields ⊕ column.fields ⊕ overrides.
 nlohmann::json cell_job(const TableSpec& spec, size_t r, size_t c, const nlohmann::json& overrides = {});
 const MetricSpec& cell_metric(const TableSpec& spec, size_t c);

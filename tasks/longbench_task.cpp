@@ -36,6 +36,18 @@ metrics::FuzzBackend fuzz_backend(const TaskContext& ctx) {
   throw std::invalid_argument("task_params.fuzz_backend must be levenshtein or difflib, got '" + b + "'");
 }
 
+// The reference fields of one record, checked before anything is generated: eval.py scores an
+// empty "answers" list (or classification without "all_classes") 0.0 without a word, and a table
+// would show that 0.0 as the policy's score.
+void check_reference_fields(const datasets::JsonRecord& r, bool needs_classes) {
+  if (r.string_list_field("answers").empty())
+    throw r.field_error("answers", "empty list (a record needs at least one answer to be scored)");
+  if (!needs_classes) return;
+  if (r.field("all_classes").is_null() || r.string_list_field("all_classes").empty())
+    throw r.field_error("all_classes", "must be a non-empty list of strings (classification_score matches the "
+                                       "prediction against the classes)");
+}
+
 // One subset: prompts, generation, eval.py scoring.
 struct SubsetRun {
   nlohmann::json metrics;
@@ -101,6 +113,8 @@ SubsetRun run_subset(const TaskContext& ctx, const std::string& subset, int64_t 
   std::vector<std::string> all_classes;
   const auto records = datasets::read_jsonl(data_file(ctx, subset), ctx.limit);
   if (records.empty()) throw std::runtime_error(data_file(ctx, subset) + ": no examples");
+  const bool needs_classes = metrics::lb_metric_for_dataset(subset) == "classification_score";
+  for (const auto& r : records) check_reference_fields(r, needs_classes);
   for (size_t i = 0; i < records.size(); ++i) {
     const auto& r = records[i];
     longbench::PreparedPrompt p;

@@ -140,6 +140,19 @@ TEST(ReliabilityCli, CollectReportsInvalidResultsAndCountsCopiesOnce) {
   EXPECT_TRUE(contains(r.output, "the same result as")) << r.output;
 }
 
+TEST(ReliabilityCli, CollectOfADirectoryWithoutResultsFails) {
+  TempDir dir;
+  const std::string empty = dir / "empty";
+  fs::create_directories(empty);
+  std::ofstream(empty + "/notes.txt") << "not a result";
+  std::ofstream(empty + "/.abc.json.123.tmp") << "{}";
+  CommandResult r = run_kvbench("collect " + empty + " 2>&1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "kvbench: error: " + empty +
+                                     ": the directory holds no result files (*.json): nothing to collect"))
+      << r.output;
+}
+
 TEST(CountScore, NumericReferencesAreReadAsPythonStrLikeTheReference) {
   std::ifstream in(kShared + "/golden/longbench.json");
   const nlohmann::json golden = nlohmann::json::parse(in);

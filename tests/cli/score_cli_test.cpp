@@ -147,6 +147,23 @@ TEST_F(ScoreCli, RougeWithStemmerAndPltrdyErrors) {
   EXPECT_EQ(p.at("aggregate").at("scored"), 1);
 }
 
+// A file on which pltrdy scores no example has no value: null numbers, printed, then exit 1.
+TEST_F(ScoreCli, PltrdyOverZeroScoredExamplesIsNullAndFails) {
+  const std::string path = write_lines("empty_pair.jsonl", {{{"prediction", ""}, {"references", {""}}}});
+  const json p = score_in_process("rouge_pltrdy", {}, path, false);
+  for (const char* type : {"rouge-1", "rouge-2", "rouge-l"})
+    for (const char* f : {"r", "p", "f"}) EXPECT_TRUE(p.at("aggregate").at(type).at(f).is_null()) << type << f;
+  EXPECT_EQ(p.at("aggregate").at("scored"), 0);
+  EXPECT_EQ(p.at("failure"),
+            "rouge_pltrdy: no example was scored (errors = 1, the first at line 1: ValueError: Hypothesis is empty.); "
+            "a metric over zero examples has no value");
+
+  CommandResult r = run_kvbench("score --metric rouge_pltrdy --input " + path + " 2>&1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("\"f\": null"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("kvbench: error: rouge_pltrdy: no example was scored"), std::string::npos) << r.output;
+}
+
 TEST_F(ScoreCli, QaAndLongBenchAggregates) {
   const json q = golden("squad_qa.json");
   std::vector<json> lines;
@@ -248,6 +265,23 @@ TEST_F(ScoreCli, BadInputErrorsNameFileLineAndField) {
   EXPECT_EQ(run("bleu", {}, not_object), not_object + ":1: expected a JSON object, got array");
   const std::string no_classes = write("cls.jsonl", good);
   EXPECT_EQ(run("longbench.classification_score", {}, no_classes), no_classes + ":1: missing field \"all_classes\"");
+  // Unknown fields are errors (a field the scorer ignored could be one the user meant to count);
+  // "id" is a label any line may carry, "all_classes" belongs to classification only.
+  const std::string unknown = write("unk.jsonl", good + "\n" + R"({"prediction": "a", "references": ["x"], "foo": 1})");
+  EXPECT_EQ(run("bleu", {}, unknown), unknown + ":2: unknown field \"foo\" (accepted: prediction, references, id)");
+  const std::string per_line_dataset =
+      write("ds.jsonl", R"({"prediction": "a", "references": ["a"], "dataset": "trec"})");
+  EXPECT_EQ(run("longbench.qa_f1_score", {}, per_line_dataset),
+            per_line_dataset + ":1: unknown field \"dataset\" (accepted: prediction, references, id)");
+  const std::string stray_classes = write("sc.jsonl", R"({"prediction": "a", "references": ["a"], "all_classes": []})");
+  EXPECT_EQ(run("squad", {}, stray_classes),
+            stray_classes + ":1: unknown field \"all_classes\" (accepted: prediction, references, id)");
+  const std::string with_id =
+      write("id.jsonl", R"({"id": "q1", "prediction": "a", "references": ["a"], "all_classes": ["a", "b"]})");
+  EXPECT_EQ(run("longbench.classification_score", {}, with_id), "");
+  EXPECT_EQ(run("self_bleu", {}, write("sid.jsonl", R"({"id": 3, "sentences": ["a b", "a c"]})")), "");
+  EXPECT_EQ(run("self_bleu", {}, write("sp.jsonl", R"({"sentences": ["a b", "a c"], "prediction": "a"})")),
+            (dir_ / "sp.jsonl").string() + ":1: unknown field \"prediction\" (accepted: sentences, id)");
   const std::string no_sentences = write("nos.jsonl", good);
   EXPECT_EQ(run("self_bleu", {}, no_sentences), no_sentences + ":1: missing field \"sentences\"");
   EXPECT_NE(run("bleu", {}, write("empty.jsonl", "\n  \n")).find("no examples"), std::string::npos);
@@ -270,6 +304,20 @@ TEST_F(ScoreCli, BadInputErrorsNameFileLineAndField) {
   EXPECT_EQ(run("rouge", {{"stemmer", "yes"}}, ok), "rouge: parameter stemmer=yes must be true or false");
   EXPECT_EQ(run("self_bleu", {{"ngram", "0"}}, ok), "self_bleu: parameter ngram=0 must be an integer in 1..255");
   EXPECT_EQ(run("meteor", {{"alpha", "x"}}, ok), "meteor: parameter alpha=x must be a finite number");
+  // nltk's ranges (see meteor_metric): out of them the score is NaN, negative or above fmean.
+  EXPECT_EQ(run("meteor", {{"alpha", "-1"}}, ok), "meteor: parameter alpha=-1 must be a number in [0, 1]");
+  EXPECT_EQ(run("meteor", {{"alpha", "5"}}, ok), "meteor: parameter alpha=5 must be a number in [0, 1]");
+  EXPECT_EQ(run("meteor", {{"beta", "-3"}}, ok), "meteor: parameter beta=-3 must be a finite number >= 0");
+  EXPECT_EQ(run("meteor", {{"gamma", "1e308"}}, ok), "meteor: parameter gamma=1e308 must be a number in [0, 1]");
+  EXPECT_NE(run("meteor", {{"delta", "0.5"}}, ok).find("unknown parameter 'delta' for metric meteor"), std::string::npos);
+  EXPECT_EQ(run("meteor", {{"alpha", "0"}, {"beta", "0"}, {"gamma", "1"}}, ok), "");
+  EXPECT_EQ(run("bleu", {{"smooth_value", "0.5"}}, ok),
+            "bleu: parameter smooth_value is used only by smooth_method floor and add-k (not exp)");
+  EXPECT_EQ(run("bleu", {{"smooth_method", "none"}, {"smooth_value", "0.5"}}, ok),
+            "bleu: parameter smooth_value is used only by smooth_method floor and add-k (not none)");
+  EXPECT_EQ(run("bleu", {{"smooth_method", "add-k"}, {"smooth_value", "-1"}}, ok),
+            "bleu: parameter smooth_value=-1 must be a finite number >= 0");
+  EXPECT_EQ(run("bleu", {{"smooth_method", "floor"}, {"smooth_value", "0"}}, ok), "");
   EXPECT_EQ(run("squad", {{"stemmer", "true"}}, ok), "unknown parameter 'stemmer' for metric squad (accepted: none)");
   EXPECT_NE(run("bleu", {{"level", "corpus"}}, ok, true).find("no per-example"), std::string::npos);
   EXPECT_NE(run("longbench.rouge_zh_score", {}, ok).find("unknown metric longbench.rouge_zh_score"), std::string::npos);

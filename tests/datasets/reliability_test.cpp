@@ -90,6 +90,29 @@ TEST(GzipInput, CorruptCrcIsReported) {
   EXPECT_TRUE(contains(msg, bad.path() + ": corrupt gzip file")) << msg;
 }
 
+// zlib's gzread ignores bytes after a member that do not start another one; they are an error
+// naming the file. Further members (cat a.gz b.gz) still read as one file, as gzip -d does.
+TEST(GzipInput, TrailingGarbageIsRefusedAndFurtherMembersRead) {
+  const std::string first = gzip_bytes("{\"a\": 1}\n"), second = gzip_bytes("{\"a\": 2}\n{\"a\": 3}\n");
+  TempFile members("multi.jsonl.gz", first + second);
+  const auto records = read_jsonl(members.path());
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[2].value["a"], 3);
+  EXPECT_EQ(records[2].line, 3);
+  for (const std::string& tail : {std::string("GARBAGE"), std::string("\x1f"), std::string(8, '\0'), std::string("\n")}) {
+    TempFile trailing("trail.jsonl.gz", first + tail);
+    const std::string msg = error_of([&] { read_jsonl(trailing.path()); });
+    EXPECT_EQ(msg, trailing.path() + ": trailing garbage after the gzip data: bytes that do not start another gzip "
+                                     "member (the file is damaged or something was appended to it)")
+        << ::testing::PrintToString(tail);
+  }
+  TempFile after_members("trail2.csv.gz", gzip_bytes("a,1\n") + gzip_bytes("b,2\n") + "x");
+  EXPECT_TRUE(contains(error_of([&] { read_csv(after_members.path()); }), ": trailing garbage after the gzip data"));
+  // A member cut short after a complete one is still "truncated".
+  TempFile cut("cut.jsonl.gz", first + second.substr(0, second.size() / 2));
+  EXPECT_TRUE(contains(error_of([&] { read_jsonl(cut.path()); }), cut.path() + ": truncated gzip file"));
+}
+
 TEST(GzipInput, TruncatedCsvGzipToo) {
   std::string body = "question,A,B,C,D,answer\n";
   for (int i = 0; i < 500; ++i) body += "q" + std::to_string(i) + ",a,b,c,d,A\n";

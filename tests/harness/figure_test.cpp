@@ -124,6 +124,31 @@ TEST(Figure, CliWritesAllFourFiles) {
     EXPECT_GT(fs::file_size(out + "/fixture_xsum" + ext), 100u) << ext;
 }
 
+// Every file is replaced whole (temporary file, rename): a hard link to the old file keeps the
+// old bytes, which an in-place rewrite would have overwritten, and no temporary is left behind.
+TEST(Figure, FilesAreReplacedAtomically) {
+  table_testing::TempDir dir;
+  const auto spec = table_testing::fixture_spec("fixture_xsum.json");
+  const auto table = harness::compute_table(spec, harness::ResultsIndex::load(table_testing::fixture_results_dir()));
+  const fs::path out = dir.path / "fig";
+  fs::create_directories(out);
+  const bool render = has_gnuplot();
+  std::vector<std::string> exts = {".dat", ".gp"};
+  if (render) exts.insert(exts.end(), {".png", ".svg"});
+  for (const auto& ext : exts) {
+    std::ofstream(out / ("fixture_xsum" + ext)) << "old";
+    fs::create_hard_link(out / ("fixture_xsum" + ext), dir.path / ("kept" + ext));
+  }
+  harness::draw_figure(spec, table, out.string(), render);
+  for (const auto& ext : exts) {
+    EXPECT_EQ(slurp((dir.path / ("kept" + ext)).string()), "old") << ext;
+    EXPECT_NE(slurp((out / ("fixture_xsum" + ext)).string()), "old") << ext;
+  }
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(out)) names.push_back(e.path().filename().string());
+  EXPECT_EQ(names.size(), exts.size()) << ::testing::PrintToString(names);
+}
+
 TEST(Figure, ASpecWithoutAFigureIsAClearError) {
   auto j = json::parse(table_testing::kFixtureSpec);
   j.erase("figure");

@@ -1,6 +1,10 @@
 // The HTML report: every table of a specs folder, figures inlined.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "cli/run_binary.hpp"
 #include "harness/figure.hpp"
 #include "harness/report.hpp"
 #include "table_fixture.hpp"
@@ -41,6 +45,33 @@ TEST(Report, ContainsEveryTableAndItsFigure) {
   }
   EXPECT_EQ(count(html, "<div class=\"figure\"><svg"), 1u);
   EXPECT_EQ(html.find("<?xml"), std::string::npos);  // inlined SVG carries no prolog
+}
+
+// The page is replaced whole (unique temporary, rename): a hard link keeps the old bytes and a
+// stale "<out>.tmp" (the old fixed temporary name) is no obstacle; a bad --set stops the report.
+TEST(Report, CliWritesThePageAtomically) {
+  table_testing::TempDir dir;
+  dir.write("tables/a_fixture.json", table_testing::kFixtureSpec);
+  const std::string page = dir.write("out/report.html", "old");
+  std::filesystem::create_hard_link(page, (dir.path / "kept.html").string());
+  std::filesystem::create_directories(page + ".tmp");
+  const std::string args = "report --no-figures --tables " + (dir.path / "tables").string() + " --results " +
+                           table_testing::fixture_results_dir() + " --out " + page;
+  auto r = testing::run_kvbench(args + " 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream kept((dir.path / "kept.html").string()), fresh(page);
+  std::string kept_text, fresh_text;
+  std::getline(kept, kept_text);
+  std::getline(fresh, fresh_text);
+  EXPECT_EQ(kept_text, "old");
+  EXPECT_EQ(fresh_text.rfind("<!DOCTYPE html>", 0), 0u) << fresh_text;
+
+  r = testing::run_kvbench(args + " --set limit=-2 2>&1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("a_fixture.json: rows[0] x columns[0] (KVEC / 50%) with --model/--set: job spec: field "
+                          "'limit' must be >= 0"),
+            std::string::npos)
+      << r.output;
 }
 
 TEST(Report, CommittedSpecsAllRender) {

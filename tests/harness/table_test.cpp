@@ -1,7 +1,9 @@
 // Table specs, result matching and the Markdown/CSV/LaTeX renderings.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "cli/run_binary.hpp"
 #include "harness/table_render.hpp"
@@ -19,6 +21,13 @@ using table_testing::fixture_results_dir;
 using table_testing::fixture_spec;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+std::string testing_read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 std::string error_of(const std::function<void()>& f) {
   try {
@@ -194,7 +203,7 @@ TEST(TableGrid, NonProductJobsSplitIntoGridsThatCoverThemExactly) {
     "rows": [{"label": "Full", "fields": {"policy": "full", "budget": "full"}},
              {"label": "K-VEC", "fields": {"policy": "kvec", "budget": 128}}],
     "columns": [{"label": "Qasper", "fields": {"task": "longbench/qasper"}},
-                {"label": "TREC", "fields": {"task": "longbench/trec", "task_params": {"shots": 0}}},
+                {"label": "TREC", "fields": {"task": "longbench/trec", "task_params": {"max_new_tokens": 8}}},
                 {"label": "Avg.", "aggregate": "mean"}]})"),
                                               "k.json");
   const auto grids = harness::table_grids(spec);
@@ -209,8 +218,8 @@ TEST(TableGrid, NonProductJobsSplitIntoGridsThatCoverThemExactly) {
   const std::multiset<std::string> want = {
       R"("longbench/qasper""full""full"{"protocol":"oneshot"})",
       R"("longbench/qasper""kvec""128"{"protocol":"oneshot"})",
-      R"("longbench/trec""full""full"{"protocol":"oneshot","task_params":{"shots":0}})",
-      R"("longbench/trec""kvec""128"{"protocol":"oneshot","task_params":{"shots":0}})"};
+      R"("longbench/trec""full""full"{"protocol":"oneshot","task_params":{"max_new_tokens":8}})",
+      R"("longbench/trec""kvec""128"{"protocol":"oneshot","task_params":{"max_new_tokens":8}})"};
   EXPECT_EQ(covered, want) << grids.dump(2);
 }
 
@@ -261,6 +270,96 @@ TEST(TableSpecErrors, NameTheFileAndTheField) {
 
   EXPECT_TRUE(contains(error_of([&] { harness::load_table_spec((dir.path / "none.json").string()); }),
                        "none.json: cannot open JSON file"));
+}
+
+// Settings that parse but would give silently wrong output: a zero scale, an empty seed list,
+// an option the figure type never reads, an id that names a path outside --out.
+TEST(TableSpecErrors, SilentlyWrongSettingsAreRefused) {
+  table_testing::TempDir dir;
+  const std::string file = (dir.path / "bad.json").string();
+  auto load = [&](const json& j) {
+    dir.write("bad.json", j.dump());
+    return error_of([&] { harness::load_table_spec(file); });
+  };
+  json j = json::parse(table_testing::kFixtureSpec);
+  j["metric"]["scale"] = 0;
+  EXPECT_EQ(load(j), file + ": metric.scale: must be a finite, non-zero number");
+  j = json::parse(table_testing::kFixtureSpec);
+  j["columns"][0]["metric"] = {{"path", "rouge1"}, {"scale", 0.0}};
+  EXPECT_EQ(load(j), file + ": columns[0].metric.scale: must be a finite, non-zero number");
+
+  j = json::parse(table_testing::kFixtureSpec);
+  j["seeds"] = json::array();
+  EXPECT_EQ(load(j), file + ": seeds: must not be empty (leave 'seeds' out to use any seed's results)");
+
+  j = json::parse(table_testing::kFixtureSpec);
+  j["figure"]["window"] = 5;
+  EXPECT_EQ(load(j), file + ": figure.window: does not apply to a 'lines' figure (its options: title, x_label, "
+                            "y_label, log_x, log_y, panels, show_paper)");
+  for (const char* option : {"curve", "max_points", "palette", "log_x", "reference_row"}) {
+    j = json::parse(table_testing::kFixtureSpec);
+    j["figure"] = {{"type", "bars"}, {option, option == std::string("max_points") ? json(3) : json("moving")}};
+    EXPECT_TRUE(contains(load(j), file + ": figure." + option + ": does not apply to a 'bars' figure")) << option;
+  }
+  j = json::parse(table_testing::kFixtureSpec);
+  j["figure"] = {{"type", "heatmap"}, {"log_y", true}};
+  EXPECT_TRUE(contains(load(j), file + ": figure.log_y: does not apply to a 'heatmap' figure")) << load(j);
+  j["figure"] = {{"type", "stream"}, {"show_paper", false}};
+  EXPECT_TRUE(contains(load(j), file + ": figure.show_paper: does not apply to a 'stream' figure")) << load(j);
+  j["figure"] = {{"type", "lines"}, {"panels", "row_group"}};
+  EXPECT_EQ(load(j), file + ": figure.panels: must be one of 'column_group', 'none', got 'row_group'");
+  j["figure"] = {{"type", "heatmap"}, {"panels", "column_group"}};
+  EXPECT_EQ(load(j), file + ": figure.panels: must be one of 'none', 'row_group', got 'column_group'");
+  j["figure"] = {{"type", "heatmap"}, {"panels", "row_group"}, {"palette", "closeness"}, {"title", "t"}};
+  EXPECT_EQ(load(j), "(no error)");
+
+  for (const char* id : {"../../x", "a/b", ".hidden", ""}) {
+    j = json::parse(table_testing::kFixtureSpec);
+    j["id"] = id;
+    EXPECT_EQ(load(j), file + ": id: a table id must be 1-100 letters, digits, '.', '_' or '-', starting with a letter "
+                              "or digit (it names the output files), got " + json(id).dump());
+  }
+}
+
+// Every cell's job is checked as a grid checks it, when the spec is loaded and again with the
+// command line's overrides: a typo is an error naming the cell, not "N cells missing".
+TEST(TableSpecErrors, CellJobsAreCheckedAsTheGridWould) {
+  table_testing::TempDir dir;
+  const std::string file = (dir.path / "bad.json").string();
+  auto load = [&](const json& j) {
+    dir.write("bad.json", j.dump());
+    return error_of([&] { harness::load_table_spec(file); });
+  };
+  json j = json::parse(table_testing::kFixtureSpec);
+  j["fixed"]["task_params"] = {{"max_tokns", 5}};
+  std::string e = load(j);
+  EXPECT_TRUE(contains(e, file + ": rows[0] x columns[0] (KVEC / 50%): task_params: field 'max_tokns' is not a "
+                              "parameter of task 'xsum'")) << e;
+  j = json::parse(table_testing::kFixtureSpec);
+  j["rows"][1]["fields"]["policy_params"] = {{"lamda", 0.5}};
+  e = load(j);
+  EXPECT_TRUE(contains(e, file + ": rows[1] x columns[0] (KVEC-0.5 / 50%): ")) << e;
+  j = json::parse(table_testing::kFixtureSpec);
+  j["fixed"]["limit"] = -1;
+  EXPECT_EQ(load(j), file + ": rows[0] x columns[0] (KVEC / 50%): job spec: field 'limit' must be >= 0");
+
+  const auto spec = table_testing::fixture_spec();
+  EXPECT_EQ(error_of([&] { harness::validate_cell_jobs(spec, harness::command_line_overrides("", {"limit=-2"})); }),
+            spec.path + ": rows[0] x columns[0] (KVEC / 50%) with --model/--set: job spec: field 'limit' must be >= 0");
+  e = error_of([&] { harness::validate_cell_jobs(spec, harness::command_line_overrides("", {"task_params.max_tokns=5"})); });
+  EXPECT_TRUE(contains(e, "with --model/--set: task_params: field 'max_tokns' is not a parameter of task 'xsum'")) << e;
+  EXPECT_EQ(error_of([&] { harness::validate_cell_jobs(spec, harness::command_line_overrides("m", {"limit=3"})); }),
+            "(no error)");
+
+  // The binary stops before reading results; a model override of a committed spec still works.
+  const std::string spec_file = dir.write("fixture_xsum.json", table_testing::kFixtureSpec);
+  auto r = testing::run_kvbench("table " + spec_file + " --results " + fixture_results_dir() + " --set limit=-2 2>&1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(contains(r.output, "with --model/--set: job spec: field 'limit' must be >= 0")) << r.output;
+  r = testing::run_kvbench("table " + table_testing::repo_dir() + "/results/tables/buzz_table3.json --model other "
+                           "--print-grid 2>&1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(contains(r.output, "\"other\"")) << r.output;
 }
 
 // The committed specs: all parse, name only kvbench's tasks and policies, and their paper
@@ -316,6 +415,16 @@ TEST(TableCli, RendersCsvAndFailsClearlyOnABadSpec) {
   EXPECT_EQ(r.exit_code, 0) << r.output;
   for (const char* ext : {".md", ".csv", ".tex"})
     EXPECT_TRUE(std::filesystem::file_size(out + "/fixture_xsum" + ext) > 100) << ext;
+  // Replaced whole, through a unique temporary: a hard link keeps the old bytes, and a stale
+  // "<file>.tmp" (the old fixed temporary name) is no obstacle.
+  std::filesystem::create_hard_link(out + "/fixture_xsum.md", (dir.path / "kept.md").string());
+  std::filesystem::create_directories(out + "/fixture_xsum.md.tmp");
+  const std::string before = testing_read(out + "/fixture_xsum.md");
+  r = testing::run_kvbench("table " + spec + " --results " + fixture_results_dir() + " --set protocol=oneshot --out " +
+                           out + " 2>&1");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(testing_read((dir.path / "kept.md").string()), before);
+  EXPECT_NE(testing_read(out + "/fixture_xsum.md"), before);
 
   const std::string bad = dir.write("bad.json", R"({"title": "x"})");
   r = testing::run_kvbench("table " + bad + " 2>&1");

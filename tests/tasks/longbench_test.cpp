@@ -220,6 +220,27 @@ TEST(LongBenchData, MalformedRecordsNameFileAndLine) {
               run_task({{"task", "longbench/passage_count"}, {"task_params", {{"data_file", missing}, {"max_new_tokens", 1}}}});
             }),
             missing + ":2: field 'answers': missing");
+
+  // An empty answers list would score 0.0 silently; it stops before any generation.
+  rec = nlohmann::json::parse(first);
+  rec["answers"] = nlohmann::json::array();
+  const std::string empty = dir.write("empty.jsonl", first + rec.dump() + "\n");
+  EXPECT_EQ(error_of([&] {
+              run_task({{"task", "longbench/passage_count"}, {"task_params", {{"data_file", empty}, {"max_new_tokens", 1}}}});
+            }),
+            empty + ":2: field 'answers': empty list (a record needs at least one answer to be scored)");
+  // Classification needs its classes: trec with "all_classes": [] or null.
+  for (const nlohmann::json& classes : {nlohmann::json::array(), nlohmann::json()}) {
+    rec = nlohmann::json::parse(first);
+    rec["all_classes"] = classes;
+    const std::string trec = dir.write("trec.jsonl", rec.dump() + "\n");
+    EXPECT_EQ(error_of([&] {
+                run_task({{"task", "longbench/trec"}, {"task_params", {{"data_file", trec}, {"max_new_tokens", 1}}}});
+              }),
+              trec + ":1: field 'all_classes': must be a non-empty list of strings (classification_score matches the "
+                     "prediction against the classes)")
+        << classes.dump();
+  }
 }
 
 TEST(LongBenchRegistry, ListsTheSixteenEnglishSubsetsAndAll) {
