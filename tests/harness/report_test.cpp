@@ -69,7 +69,7 @@ TEST(Report, CliWritesThePageAtomically) {
   r = testing::run_kvbench(args + " --set limit=-2 2>&1");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_NE(r.output.find("a_fixture.json: rows[0] x columns[0] (KVEC / 50%) with --model/--set: job spec: field "
-                          "'limit' must be >= 0"),
+                          "'limit' must be an integer >= 0"),
             std::string::npos)
       << r.output;
 }

@@ -341,11 +341,13 @@ TEST(TableSpecErrors, CellJobsAreCheckedAsTheGridWould) {
   EXPECT_TRUE(contains(e, file + ": rows[1] x columns[0] (KVEC-0.5 / 50%): ")) << e;
   j = json::parse(table_testing::kFixtureSpec);
   j["fixed"]["limit"] = -1;
-  EXPECT_EQ(load(j), file + ": rows[0] x columns[0] (KVEC / 50%): job spec: field 'limit' must be >= 0");
+  EXPECT_EQ(load(j), file + ": rows[0] x columns[0] (KVEC / 50%): job spec: field 'limit' must be an integer >= 0 "
+                            "(at most 2^63 - 1), got -1");
 
   const auto spec = table_testing::fixture_spec();
   EXPECT_EQ(error_of([&] { harness::validate_cell_jobs(spec, harness::command_line_overrides("", {"limit=-2"})); }),
-            spec.path + ": rows[0] x columns[0] (KVEC / 50%) with --model/--set: job spec: field 'limit' must be >= 0");
+            spec.path + ": rows[0] x columns[0] (KVEC / 50%) with --model/--set: job spec: field 'limit' must be an "
+                        "integer >= 0 (at most 2^63 - 1), got -2");
   e = error_of([&] { harness::validate_cell_jobs(spec, harness::command_line_overrides("", {"task_params.max_tokns=5"})); });
   EXPECT_TRUE(contains(e, "with --model/--set: task_params: field 'max_tokns' is not a parameter of task 'xsum'")) << e;
   EXPECT_EQ(error_of([&] { harness::validate_cell_jobs(spec, harness::command_line_overrides("m", {"limit=3"})); }),
@@ -355,7 +357,7 @@ TEST(TableSpecErrors, CellJobsAreCheckedAsTheGridWould) {
   const std::string spec_file = dir.write("fixture_xsum.json", table_testing::kFixtureSpec);
   auto r = testing::run_kvbench("table " + spec_file + " --results " + fixture_results_dir() + " --set limit=-2 2>&1");
   EXPECT_EQ(r.exit_code, 1) << r.output;
-  EXPECT_TRUE(contains(r.output, "with --model/--set: job spec: field 'limit' must be >= 0")) << r.output;
+  EXPECT_TRUE(contains(r.output, "with --model/--set: job spec: field 'limit' must be an integer >= 0")) << r.output;
   r = testing::run_kvbench("table " + table_testing::repo_dir() + "/results/tables/buzz_table3.json --model other "
                            "--print-grid 2>&1");
   EXPECT_EQ(r.exit_code, 0) << r.output;
