@@ -42,6 +42,13 @@ class BumbleBeePolicy : public Policy {
         reduce_(parse_head_reduce(p["head_reduce"])) {
     if (lambda_ < 0 || lambda_ > 1) throw std::invalid_argument("bumblebee: lambda must be in [0, 1]");
     if (local_ratio_ < 0 || local_ratio_ >= 1) throw std::invalid_argument("bumblebee: local_ratio must be in [0, 1)");
+    // Checked whichever phi is chosen (only `power` reads them): a value given is a value checked.
+    const double alpha = p["alpha"], beta = p["beta"];
+    if (!(alpha > 0 && beta > 0 && std::isfinite(alpha) && std::isfinite(beta)))
+      throw std::invalid_argument("bumblebee: alpha and beta must be finite and > 0, got alpha " + p["alpha"].dump() +
+                                  ", beta " + p["beta"].dump());
+    // The stochastic greedy samples n/k·log(1/ε) candidates: ε outside (0, 1) makes that count meaningless.
+    if (!(epsilon_ > 0 && epsilon_ < 1)) throw std::invalid_argument("bumblebee: epsilon must be in (0, 1)");
     if (mode_ != "auto" && mode_ != "offline" && mode_ != "online")
       throw std::invalid_argument("bumblebee: mode must be auto, offline or online");
   }

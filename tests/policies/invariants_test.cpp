@@ -100,6 +100,9 @@ TEST(PolicyParameters, ErrorsNameThePolicyAndWhatTheValueMustBe) {
   // A shared parser (head_reduce, gqa) does not know its policy: the registry names it.
   EXPECT_EQ(error_of("h2o", {{"head_reduce", "foo"}}), "policy 'h2o': head_reduce must be mean, max or sum, got 'foo'");
   EXPECT_EQ(error_of("pyramidkv", {{"gqa", "x"}}).rfind("policy 'pyramidkv': gqa must be", 0), 0u);
+  // Checked whichever option reads them: alpha and beta under phi log, epsilon under the lazy greedy.
+  EXPECT_EQ(error_of("bumblebee", {{"alpha", -1000.0}}).rfind("bumblebee: alpha and beta must be finite and > 0", 0), 0u);
+  EXPECT_EQ(error_of("bumblebee", {{"epsilon", -5.0}}), "bumblebee: epsilon must be in (0, 1)");
   // A message that already names its policy is not named twice.
   EXPECT_EQ(error_of("kvec", {{"beta", -1}}).rfind("kvec: parameter 'beta'", 0), 0u);
 }
