@@ -264,6 +264,12 @@ class MmluTask : public Task {
       for (auto& e : r.examples) examples.push_back(std::move(e));
       if (ctx.progress) ctx.progress(static_cast<int64_t>(i) + 1, static_cast<int64_t>(subjects.size()));
     }
+    // One empty subject among several is a null in the table; a task with no question at all is
+    // a data problem, named by its file.
+    if (total == 0 && subjects.size() == 1)
+      throw std::runtime_error(split_file(ctx, "test", subjects[0]) + ": no question (the file is empty or holds only a header)");
+    if (total == 0)
+      throw std::runtime_error("mmlu: none of the " + std::to_string(subjects.size()) + " subjects' test files holds a question");
     metrics["acc"] = mean_or_null(static_cast<double>(correct), total);
     metrics["acc_subject_mean"] = subject_mean.value();
     metrics["examples"] = total;

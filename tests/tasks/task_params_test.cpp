@@ -118,8 +118,14 @@ TEST(ZeroExamples, EmptyMmluTestFileFailsTheJob) {
   const std::string error = error_of([&] {
     run_task({{"task", "mmlu/anatomy"}, {"data_root", root.path()}, {"task_params", {{"shots", 0}}}});
   });
-  EXPECT_NE(error.find("anatomy"), std::string::npos) << error;
-  EXPECT_EQ(error.find("(no error)"), std::string::npos);
+  EXPECT_NE(error.find("mmlu/test/anatomy_test.csv: no question (the file is empty or holds only a header)"),
+            std::string::npos)
+      << error;
+  root.write("mmlu/test/anatomy_test.csv", "question,choice0,choice1,choice2,choice3,answer\n");
+  EXPECT_NE(error_of([&] {
+              run_task({{"task", "mmlu/anatomy"}, {"data_root", root.path()}, {"task_params", {{"shots", 0}}}});
+            }).find("anatomy_test.csv: no question"),
+            std::string::npos);
 }
 
 }  // namespace
