@@ -4,7 +4,6 @@
 // runs with different weights than the checkpoint holds.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <stdlib.h>
 
 #include <cstring>
 #include <filesystem>
@@ -12,10 +11,10 @@
 #include <functional>
 #include <limits>
 
-#include "harness/file_tree.hpp"
 #include "models/model_error.hpp"
 #include "models/model_loader.hpp"
 #include "models/safetensors.hpp"
+#include "scratch_dirs.hpp"
 
 namespace kvbench::models {
 namespace {
@@ -24,20 +23,7 @@ namespace fs = std::filesystem;
 const std::string kStories = std::string(KVBENCH_SHARED_DIR) + "/models/stories260K";
 using Named = std::vector<std::pair<std::string, torch::Tensor>>;
 
-struct ScratchDirs {
-  std::vector<std::string> paths;
-  ~ScratchDirs() {
-    for (const auto& p : paths) harness::remove_tree(p);
-  }
-};
-ScratchDirs scratch;
-
-fs::path fresh_dir() {
-  std::string templ = (fs::temp_directory_path() / "kvbench-hfchk-XXXXXX").string();
-  if (!mkdtemp(templ.data())) throw std::runtime_error("mkdtemp failed");
-  scratch.paths.push_back(templ);
-  return templ;
-}
+fs::path fresh_dir() { return testing::fresh_dir("kvbench-hfchk"); }
 
 const LoadedModel& stories() {
   static const LoadedModel model = load_model(kStories);

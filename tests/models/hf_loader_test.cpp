@@ -4,18 +4,17 @@
 // clear error naming the file and the field.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
 #include <limits>
 
-#include "harness/file_tree.hpp"
 #include "models/hf_config.hpp"
 #include "models/model_error.hpp"
 #include "models/model_loader.hpp"
 #include "models/safetensors.hpp"
 #include "models/transformer.hpp"
+#include "scratch_dirs.hpp"
 
 namespace kvbench::models {
 namespace {
@@ -23,21 +22,7 @@ namespace fs = std::filesystem;
 
 const std::string kStories = std::string(KVBENCH_SHARED_DIR) + "/models/stories260K";
 
-// Every directory a test writes is removed when the test program ends.
-struct ScratchDirs {
-  std::vector<std::string> paths;
-  ~ScratchDirs() {
-    for (const auto& p : paths) harness::remove_tree(p);
-  }
-};
-ScratchDirs scratch;
-
-fs::path fresh_dir() {
-  std::string templ = (fs::temp_directory_path() / "kvbench-hf-XXXXXX").string();
-  if (!mkdtemp(templ.data())) throw std::runtime_error("mkdtemp failed");
-  scratch.paths.push_back(templ);
-  return templ;
-}
+fs::path fresh_dir() { return testing::fresh_dir("kvbench-hf"); }
 
 // transformers' convert_llama_weights_to_hf permute(): interleaved pairs -> half-split rows.
 torch::Tensor to_half_split(const torch::Tensor& w, int64_t heads) {
