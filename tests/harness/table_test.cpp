@@ -272,15 +272,18 @@ TEST(TableSpecErrors, NameTheFileAndTheField) {
                        "none.json: cannot open JSON file"));
 }
 
+// The error of loading `spec` written as bad.json in `dir`.
+std::string spec_error(const table_testing::TempDir& dir, const json& spec) {
+  dir.write("bad.json", spec.dump());
+  return error_of([&] { harness::load_table_spec((dir.path / "bad.json").string()); });
+}
+
 // Settings that parse but would give silently wrong output: a zero scale, an empty seed list,
 // an option the figure type never reads, an id that names a path outside --out.
 TEST(TableSpecErrors, SilentlyWrongSettingsAreRefused) {
   table_testing::TempDir dir;
   const std::string file = (dir.path / "bad.json").string();
-  auto load = [&](const json& j) {
-    dir.write("bad.json", j.dump());
-    return error_of([&] { harness::load_table_spec(file); });
-  };
+  auto load = [&](const json& j) { return spec_error(dir, j); };
   json j = json::parse(table_testing::kFixtureSpec);
   j["metric"]["scale"] = 0;
   EXPECT_EQ(load(j), file + ": metric.scale: must be a finite, non-zero number");
@@ -326,10 +329,7 @@ TEST(TableSpecErrors, SilentlyWrongSettingsAreRefused) {
 TEST(TableSpecErrors, CellJobsAreCheckedAsTheGridWould) {
   table_testing::TempDir dir;
   const std::string file = (dir.path / "bad.json").string();
-  auto load = [&](const json& j) {
-    dir.write("bad.json", j.dump());
-    return error_of([&] { harness::load_table_spec(file); });
-  };
+  auto load = [&](const json& j) { return spec_error(dir, j); };
   json j = json::parse(table_testing::kFixtureSpec);
   j["fixed"]["task_params"] = {{"max_tokns", 5}};
   std::string e = load(j);
