@@ -39,7 +39,13 @@ int run_cli(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    // A bad command line is bad input like any other: one line, the same prefix, status 1.
+    std::string command = "kvbench";
+    for (const auto& [sub, action] : actions)
+      if (sub->parsed()) command += " " + sub->get_name();
+    std::cerr << "kvbench: error: " << e.what() << " (" << command << " --help lists the options)\n";
+    return 1;
   }
   // Every command: the BLAS products get libtorch's thread count (OMP_NUM_THREADS, else the
   // physical cores as libtorch counts them),
