@@ -201,6 +201,15 @@ Grid make_grid_list(const nlohmann::json& list, const std::string& where, MakePa
   return all;
 }
 
+// Rethrows `e` (a message "<path>: ...") as "<path>:<line>: ...", the line of the field it names:
+// in a list of grids, the field's line within its own grid (the text from offset `from`).
+[[noreturn]] void relocate(const std::invalid_argument& e, const std::string& path, const std::string& text,
+                           size_t from) {
+  const std::string message = e.what(), prefix = path + ": ";
+  rethrow_with_location(std::invalid_argument(message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message),
+                        path, text, from);
+}
+
 }  // namespace
 
 Grid make_grid(const nlohmann::json& spec, const std::string& where) {
@@ -214,16 +223,11 @@ Grid make_grid(const nlohmann::json& spec, const std::string& where) {
 Grid load_grid(const std::string& path) {
   const nlohmann::json spec = read_json_file(path);
   const std::string text = read_file(path);
-  // Point at the line of the offending field where the message names one; in a list of grids,
-  // the field's line within its own grid.
   auto located = [&](const nlohmann::json& part, const std::string& part_where, size_t from) {
     try {
       return make_single_grid(part, part_where);
     } catch (const std::invalid_argument& e) {
-      const std::string message = e.what();
-      const std::string prefix = path + ": ";
-      rethrow_with_location(std::invalid_argument(message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message),
-                            path, text, from);
+      relocate(e, path, text, from);
     }
   };
   Grid grid;
@@ -240,7 +244,7 @@ Grid load_grid(const std::string& path) {
     try {
       check_grid_name(grid.name, path);
     } catch (const std::invalid_argument& e) {
-      rethrow_with_location(e, path, text);
+      relocate(e, path, text, 0);
     }
   }
   return grid;

@@ -117,5 +117,17 @@ TEST(GridSpec, AnErrorInAListOfGridsNamesTheGridAndItsLine) {
   }
 }
 
+TEST(GridSpec, AFileNameThatCannotNameTheGridIsNamedOnce) {
+  testing::TempDir dir;
+  const std::string path = dir / "-bad.json";  // the stem names results/slurm/<name>
+  std::ofstream(path) << R"({"fixed": {"task": "tinystories"}, "axes": {"budget": ["32"]}})";
+  try {
+    load_grid(path);
+    FAIL() << "accepted the name -bad";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()).rfind(path + ": field 'name': a grid name must be", 0), 0u) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace kvbench::harness
