@@ -69,7 +69,7 @@ class SummarizationTask : public Task {
             {"shots", "helm (5) / h2o (0): from task_params.shots_file (the training split) as HELM draws them: "
                       "articles cleaned, 50-150 words (XSum: HELM's extra filter), sample_examples with Python's "
                       "random seeded by shots_seed (HELM's trial index 0); without shots_file, other documents of "
-                      "the evaluated file (a seeded permutation that skips the document itself)"},
+                      "the evaluated file (a permutation seeded by shots_seed that skips the document itself)"},
             {"truncation", "helm: drop shots from the end until prompt + max_new_tokens fits max_length, then cut the "
                            "prompt from the right (HELM _make_prompt_fit); also middle | left | none"},
             {"bos", "helm: true (HF tokenizer in HELM's client); h2o: false (add_special_tokens=False); buzz: true"},
@@ -168,7 +168,9 @@ class SummarizationTask : public Task {
       const Document& doc = docs[i];
       std::vector<const Document*> shot_docs;
       const std::vector<size_t> chosen = separate_pool && helm_format ? fixed_shots
-          : summarization::pick_shots(pool.size(), separate_pool ? pool.size() : i, static_cast<size_t>(shots), ctx.seed);
+          // The shots are part of the prompt, so task_params.shots_seed picks them, not the job's seed
+          // (which samples and drives randomised policies: a seed axis must not change the prompts).
+          : summarization::pick_shots(pool.size(), separate_pool ? pool.size() : i, static_cast<size_t>(shots), shots_seed);
       for (size_t j : chosen) shot_docs.push_back(&pool[j]);
       auto build = [&] {
         return helm_format ? summarization::helm_prompt(shot_docs, doc, spec_.num_sentences, /*keep_newline=*/style == "h2o")

@@ -84,6 +84,21 @@ TEST(SummarizationRun, XsumHelmFitsTheContextAndScoresRouge) {
   EXPECT_EQ(r["settings"]["resolved"]["rouge"], "google (stemmer)");
 }
 
+// The shots are part of the prompt: task_params.shots_seed picks them, the job's seed does not (a
+// seed axis would otherwise compare every policy on other prompts).
+TEST(SummarizationRun, ShotsSeedPicksTheShotsAndTheJobSeedDoesNot) {
+  auto prompts = [](uint64_t seed, int64_t shots_seed) {
+    const nlohmann::json r = run_task({{"task", "xsum"}, {"limit", 2}, {"seed", seed},
+                                       {"task_params", {{"max_new_tokens", 2}, {"record_prompts", true},
+                                                        {"doc_max_words", 25}, {"shots_seed", shots_seed}}}});
+    std::vector<std::string> out;
+    for (const auto& e : r["examples"]) out.push_back(e["prompt"]);
+    return out;
+  };
+  EXPECT_EQ(prompts(0, 0), prompts(1, 0));
+  EXPECT_NE(prompts(0, 0), prompts(0, 7));
+}
+
 TEST(SummarizationRun, CnnBuzzWithPltrdyRouge) {
   nlohmann::json r = run_task({{"task", "cnn_dailymail"}, {"limit", 2},
                                {"task_params", {{"style", "buzz"}, {"max_new_tokens", 12}, {"truncation", "middle"}, {"record_prompts", true}}}});
