@@ -48,10 +48,9 @@ int run_cli(int argc, char** argv) {
     return 1;
   }
   // Every command: the BLAS products get libtorch's thread count (OMP_NUM_THREADS, else the
-  // physical cores as libtorch counts them),
-  // elementwise ops one thread, so the two pools never compete (models/cpu_threads.hpp) and
-  // reductions do not depend on the core count. `bench --threads` and grid workers set their own.
-  models::use_cpu_threads(at::get_num_threads());
+  // physical cores as libtorch counts them), elementwise ops one thread, so the two pools never
+  // compete (models/cpu_threads.hpp). `bench --threads` and grids set their own.
+  models::use_cpu_threads(models::default_cpu_threads());
   try {
     for (auto& [sub, action] : actions)
       if (sub->parsed()) return action();

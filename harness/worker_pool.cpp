@@ -22,6 +22,7 @@
 #include "harness/atomic_file.hpp"
 #include "harness/error_message.hpp"
 #include "harness/job_runner.hpp"
+#include "models/cpu_threads.hpp"
 
 namespace kvbench::harness {
 namespace {
@@ -171,14 +172,18 @@ std::vector<Job> read_job_manifest(const std::string& path) {
 
 void run_worker_pool(const std::vector<Job>& jobs, ResultsStore& store, const PoolOptions& options,
                      const JobEventFn& on_event) {
-  const int worker_count = static_cast<int>(std::min<size_t>(std::max(options.workers, 1), jobs.size()));
+  // Threads from the workers asked for, not the ones started: the last pending job of a 2-worker
+  // grid gets what it would have got beside another, so its numbers do not depend on the order.
+  const int requested = std::max(options.workers, 1);
+  const int threads = options.threads_per_worker > 0 ? options.threads_per_worker
+                                                     : std::max(1, models::default_cpu_threads() / requested);
+  const int worker_count = static_cast<int>(std::min<size_t>(requested, jobs.size()));
   if (worker_count <= 1) {
+    models::use_cpu_threads(threads);  // in this process, as a worker would
     run_job_queue(jobs, store, on_event);
     return;
   }
   const std::string executable = options.executable.empty() ? this_executable() : options.executable;
-  const int cores = std::max(1u, std::thread::hardware_concurrency());
-  const int threads = options.threads_per_worker > 0 ? options.threads_per_worker : std::max(1, cores / worker_count);
 
   char manifest_template[] = "/tmp/kvbench-jobs-XXXXXX";
   int manifest_fd = ::mkstemp(manifest_template);

@@ -3,6 +3,8 @@
 #include <dlfcn.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+
 namespace kvbench::models {
 namespace {
 
@@ -19,6 +21,11 @@ void use_cpu_threads(int threads) {
   if (threads < 1) return;
   at::set_num_threads(1);
   if (auto set = openblas_symbol<void (*)(int)>("openblas_set_num_threads")) set(threads);
+}
+
+int default_cpu_threads() {
+  static const int threads = std::max(1, at::get_num_threads());
+  return threads;
 }
 
 int blas_threads() {

@@ -11,6 +11,12 @@ namespace kvbench::models {
 // intra-op pool. threads < 1 leaves both as they are.
 void use_cpu_threads(int threads);
 
+// libtorch's own thread count as the process started (OMP_NUM_THREADS, else the physical cores as
+// libtorch counts them), remembered at the first call, before use_cpu_threads changes it. Every
+// command and the grid's workers derive their BLAS threads from it, so a job gets the same count
+// however it is run: a GEMM's sums, and so the last bits of a result, depend on that count.
+int default_cpu_threads();
+
 // OpenBLAS's thread count, or 0 when the BLAS loaded is not OpenBLAS.
 int blas_threads();
 

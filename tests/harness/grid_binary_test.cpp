@@ -130,6 +130,26 @@ TEST(KvbenchGrid, ConcurrentWorkersAndGridsNeverRunAJobTwice) {
   EXPECT_GE(pids.size(), 2u);
 }
 
+// A GEMM's sums depend on its thread count, so a job's last bits do too: a grid gives a job the
+// threads it asks for whether the job runs in a worker or, the last one pending, in the grid's
+// own process (where --threads was once ignored).
+TEST(KvbenchGrid, AJobGetsTheGridsThreadsWhereverItRuns) {
+  TempDir dir;
+  const std::string grid = write_json(dir / "grid.json", small_grid({"8", "16"}));
+  const std::string results = dir / "runs";
+  ASSERT_EQ(run_kvbench("grid " + grid + " --results " + results + " --workers 2 --threads 2 --quiet").exit_code, 0);
+  const std::string last = *result_ids(results).begin();
+  const auto blas_threads = [&] {
+    return nlohmann::json::parse(std::ifstream(fs::path(results) / (last + ".json")))["environment"]["blas_threads"];
+  };
+  const nlohmann::json in_worker = blas_threads();
+  if (in_worker == 0) GTEST_SKIP() << "the BLAS loaded is not OpenBLAS: its thread count is not reported";
+  EXPECT_EQ(in_worker, 2);
+  fs::remove(fs::path(results) / (last + ".json"));
+  ASSERT_EQ(run_kvbench("grid " + grid + " --results " + results + " --workers 2 --threads 2 --quiet").exit_code, 0);
+  EXPECT_EQ(blas_threads(), 2);  // the one pending job ran in the grid's process
+}
+
 TEST(KvbenchCollect, SummarisesAGridAndReportsMissingCells) {
   TempDir dir;
   const std::string grid = write_json(dir / "grid.json", small_grid({"8", "16"}));
