@@ -2,7 +2,6 @@
 // (harness/check_baseline.hpp). The grid runs into a fresh temporary results directory, or into
 // --results DIR, which must be new or empty (unless --reuse-results), so a stale result of older
 // code can never pass for a current one.
-#include <stdlib.h>
 
 #include <filesystem>
 #include <iostream>
@@ -13,6 +12,7 @@
 #include "harness/file_tree.hpp"
 #include "harness/grid_runner.hpp"
 #include "harness/grid_spec.hpp"
+#include "harness/process_temp.hpp"
 
 namespace kvbench::harness {
 namespace {
@@ -58,9 +58,7 @@ int run_check(const CheckArgs& args) {
                                   "never reuses results; remove it or name another)");
   }
   if (results.empty()) {
-    std::string pattern = (fs::temp_directory_path() / "kvbench-check-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw std::runtime_error("cannot create a temporary results directory");
-    results = pattern;
+    results = make_process_temp("check", /*folder=*/true);
     temporary = true;
   }
   ResultsStore store(results);

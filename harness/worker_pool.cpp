@@ -22,6 +22,7 @@
 #include "harness/atomic_file.hpp"
 #include "harness/error_message.hpp"
 #include "harness/job_runner.hpp"
+#include "harness/process_temp.hpp"
 #include "models/cpu_threads.hpp"
 
 namespace kvbench::harness {
@@ -185,11 +186,7 @@ void run_worker_pool(const std::vector<Job>& jobs, ResultsStore& store, const Po
   }
   const std::string executable = options.executable.empty() ? this_executable() : options.executable;
 
-  char manifest_template[] = "/tmp/kvbench-jobs-XXXXXX";
-  int manifest_fd = ::mkstemp(manifest_template);
-  if (manifest_fd < 0) throw std::runtime_error("cannot create a temporary job manifest in /tmp");
-  ::close(manifest_fd);
-  const std::string manifest = manifest_template;
+  const std::string manifest = make_process_temp("jobs", /*folder=*/false);
   write_job_manifest(manifest, jobs);
 
   struct Worker {

@@ -1,6 +1,5 @@
 // Malformed llama2.c checkpoints: each is one clear error naming the file and what is wrong.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <cstring>
 #include <filesystem>
@@ -9,6 +8,7 @@
 #include "models/llama2c_loader.hpp"
 #include "models/model_error.hpp"
 #include "models/model_loader.hpp"
+#include "scratch_dirs.hpp"
 
 namespace kvbench::models {
 namespace {
@@ -21,13 +21,11 @@ std::string read_bytes(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// In a folder removed when the test program ends (each call its own, so no test sees another's).
 std::string write_temp(const std::string& bytes) {
-  std::string templ = (fs::temp_directory_path() / "kvbench-bin-XXXXXX").string();
-  const int fd = mkstemp(templ.data());
-  if (fd < 0) throw std::runtime_error("mkstemp failed");
-  close(fd);
-  std::ofstream(templ, std::ios::binary | std::ios::trunc) << bytes;
-  return templ;
+  const std::string path = (testing::fresh_dir("kvbench-bin") / "model.bin").string();
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  return path;
 }
 
 std::string error_of(const std::string& bytes) {
@@ -65,17 +63,13 @@ TEST(Llama2cErrors, TrailingBytesDoNotMatchTheHeader) {
 
 // The truncation is the problem to report, not the tokenizer a lone broken file lacks.
 TEST(Llama2cErrors, TruncatedFileWithoutATokenizerIsReportedAsTruncated) {
-  std::string dir = (fs::temp_directory_path() / "kvbench-bin-XXXXXX").string();
-  if (!mkdtemp(dir.data())) throw std::runtime_error("mkdtemp failed");
-  const std::string path = dir + "/model.bin";
-  std::ofstream(path, std::ios::binary) << read_bytes(kBin).substr(0, 20);
+  const std::string path = write_temp(read_bytes(kBin).substr(0, 20));  // alone in its folder
   std::string error = "(no error)";
   try {
     load_model(path);
   } catch (const ModelLoadError& e) {
     error = e.what();
   }
-  fs::remove_all(dir);
   EXPECT_NE(error.find(path + ": truncated: shorter than the 28-byte llama2.c header"), std::string::npos) << error;
 }
 

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "harness/file_tree.hpp"
 #include "models/model_loader.hpp"
 #include "models/tokenizer.hpp"
 #include "tasks/golden_prompts_b.hpp"
@@ -122,7 +123,7 @@ TEST(FidelityReconstruction, MalformedArticleNamesFileAndLine) {
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("cnn_dailymail_test_head.jsonl:2: field 'article'"), std::string::npos) << e.what();
   }
-  std::filesystem::remove_all(root);
+  harness::remove_tree(root.string());  // not remove_all: see harness/file_tree.hpp
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "datasets/text_reader.hpp"
+#include "harness/file_tree.hpp"
 #include "models/model_loader.hpp"
 #include "models/perplexity.hpp"
 #include "models/tokenizer.hpp"
@@ -109,7 +110,7 @@ TEST(RunTask, AFolderAsTheTextFileOfTinyStoriesOrWikitextIsOneClearError) {
     EXPECT_NE(error.find("stories.txt: the text file must be a regular file, this is a directory"), std::string::npos)
         << task << ": " << error;
   }
-  std::filesystem::remove_all(root);
+  harness::remove_tree(root.string());  // not remove_all: see harness/file_tree.hpp
 }
 
 // Hugging Face's wikitext loader yields the lines of wiki.*.raw with their "\n"; blank ones as "".

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "harness/file_tree.hpp"
 #include "metrics/self_bleu.hpp"
 #include "tasks/golden_prompts_b.hpp"
 #include "tasks/run_task.hpp"
@@ -78,7 +79,7 @@ TEST(SelfBleuTask, MalformedArticleNamesFileAndLine) {
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("cnn_dailymail_test_head.jsonl:1: field 'article'"), std::string::npos) << e.what();
   }
-  std::filesystem::remove_all(root);
+  harness::remove_tree(root.string());  // not remove_all: see harness/file_tree.hpp
 }
 
 }  // namespace

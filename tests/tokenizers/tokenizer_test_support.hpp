@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "harness/file_tree.hpp"
 #include "models/tokenizer.hpp"
 
 namespace kvbench::testing {
@@ -57,10 +58,7 @@ class ScratchDir {
     if (!mkdtemp(templ.data())) throw std::runtime_error("mkdtemp failed");
     path_ = templ;
   }
-  ~ScratchDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
+  ~ScratchDir() { harness::remove_tree(path_.string()); }  // not remove_all: see harness/file_tree.hpp
   const std::filesystem::path& path() const { return path_; }
   std::string file(const std::string& name) const { return (path_ / name).string(); }
   std::string write(const std::string& name, const std::string& bytes) const {
