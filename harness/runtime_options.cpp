@@ -26,7 +26,14 @@ void PolicyOptions::add_to(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--protocol", protocol, "oneshot, stream or decode")->capture_default_str();
   app.add_option("--block", block, "stream protocol: prompt block size in tokens")->capture_default_str()->check(at_least(1));
-  app.add_option("--seed", seed, "seed for sampling and randomised policies")->capture_default_str();
+  app.add_option("--seed", seed, "seed for sampling and randomised policies")
+      ->capture_default_str()
+      // An unsigned option takes "-1" as 2^64 - 1 (another job id) without a word.
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            return text.find('-') == std::string::npos ? std::string() : "must be an integer >= 0, got " + text;
+          },
+          "UINT"));
 }
 
 nlohmann::json PolicyOptions::params_json() const {

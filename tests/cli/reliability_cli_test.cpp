@@ -41,6 +41,7 @@ TEST(ReliabilityCli, DeviceDtypeAndNonsenseOptionsAreOneClearLine) {
   // Not CLI11's "not in range 0.000000 to 1797693134862315708...", 300 digits of DBL_MAX.
   expect_clear_error("perplexity --text-file /dev/null --block 0", "--block: must be at least 1, got 0");
   expect_clear_error("run --task tinystories --limit 2.5", "--limit: must be an integer, got '2.5'");
+  expect_clear_error("run --task tinystories --seed -1", "--seed: must be an integer >= 0, got -1");
   // CLI11's own errors get the same prefix and status as every other bad input.
   CommandResult unknown = run_kvbench("run --bogus 2>&1");
   EXPECT_EQ(unknown.exit_code, 1) << unknown.output;
