@@ -47,13 +47,20 @@ enum class Attempt { kDone, kClaimedElsewhere };
 
 // Runs the job if it is neither finished nor claimed by a live process.
 Attempt attempt_job(const Job& job, ResultsStore& store, const JobEventFn& on_event) {
+  // Reported, so that a grid's summary accounts for every job (the runner drops the report when
+  // one of its own workers ran the job).
+  const JobEvent finished_elsewhere(JobEvent::Kind::kSkipped, job.id, "finished by another process");
   if (store.has_result(job.id)) {
     store.remove_stale_claim(job.id);
+    on_event(finished_elsewhere);
     return Attempt::kDone;
   }
   std::optional<JobClaim> claim = store.try_claim(job.id);
   if (!claim) return Attempt::kClaimedElsewhere;
-  if (store.has_result(job.id)) return Attempt::kDone;  // finished between our check and our claim
+  if (store.has_result(job.id)) {  // finished between our check and our claim
+    on_event(finished_elsewhere);
+    return Attempt::kDone;
+  }
   on_event(JobEvent(JobEvent::Kind::kStarted, job.id));
   const auto start = std::chrono::steady_clock::now();
   try {
@@ -136,10 +143,6 @@ void run_job_queue(const std::vector<Job>& jobs, ResultsStore& store, const JobE
     std::this_thread::sleep_for(std::chrono::duration<double>(poll_seconds));
     std::vector<const Job*> still;
     for (const Job* job : elsewhere) {
-      if (store.has_result(job->id)) {
-        on_event({JobEvent::Kind::kSkipped, job->id, "finished by another process"});
-        continue;
-      }
       if (attempt_job(*job, store, on_event) == Attempt::kClaimedElsewhere) still.push_back(job);
     }
     elsewhere.swap(still);

@@ -3,6 +3,9 @@
 // grids never run one job twice.
 #include <gtest/gtest.h>
 
+#include <regex>
+#include <sstream>
+
 #include "harness/harness_fixture.hpp"
 #include "harness/job_runner.hpp"
 
@@ -128,6 +131,16 @@ TEST(KvbenchGrid, ConcurrentWorkersAndGridsNeverRunAJobTwice) {
   std::ifstream log(fs::path(results) / "runs.log");
   for (std::string line; std::getline(log, line);) pids.insert(nlohmann::json::parse(line)["pid"].get<int64_t>());
   EXPECT_GE(pids.size(), 2u);
+  // Each grid's summary accounts for all 8 jobs: ran + finished by the other process.
+  for (const char* log_name : {"a.log", "b.log"}) {
+    std::stringstream text;
+    text << std::ifstream(dir / log_name).rdbuf();
+    std::smatch m;
+    const std::string out = text.str();
+    ASSERT_TRUE(std::regex_search(out, m, std::regex(R"((\d+) jobs: (\d+) already done, (\d+) ran, (\d+) finished by other)")))
+        << out;
+    EXPECT_EQ(std::stoi(m[2]) + std::stoi(m[3]) + std::stoi(m[4]), std::stoi(m[1])) << log_name << ": " << out;
+  }
 }
 
 // A GEMM's sums depend on its thread count, so a job's last bits do too: a grid gives a job the
