@@ -1,6 +1,6 @@
 // Grid specs: name, fixed, axes (counted before expansion), include; every expanded cell
 // normalised as a job spec. The task/policy registries come from the normal build, uninstrumented.
-// fuzz-sources: harness/grid_spec.cpp harness/job_spec.cpp harness/job_id.cpp harness/atomic_file.cpp datasets/json_parse.cpp datasets/regular_file.cpp
+// fuzz-sources: harness/grid_spec.cpp harness/plain_name.cpp harness/job_spec.cpp harness/job_id.cpp harness/atomic_file.cpp datasets/json_parse.cpp datasets/regular_file.cpp
 // fuzz-prebuilt
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,7 @@
 // Table specs (harness/table_spec.hpp): rows, columns, metric paths, figure, paper numbers;
 // then what `kvbench table` does with an accepted spec: each cell's job and metric, the grids.
-// fuzz-sources: harness/table_spec.cpp policies/budget.cpp datasets/json_parse.cpp datasets/regular_file.cpp
+// fuzz-sources: harness/table_spec.cpp harness/plain_name.cpp datasets/json_parse.cpp datasets/regular_file.cpp
+// fuzz-prebuilt
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
