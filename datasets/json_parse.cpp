@@ -1,7 +1,6 @@
 #include "datasets/json_parse.hpp"
 
-#include <map>
-#include <set>
+#include <unordered_set>
 #include <vector>
 
 #include "datasets/regular_file.hpp"
@@ -85,12 +84,40 @@ struct DuplicateKey {
   int occurrence;  // how many times the key had been seen as a key before, anywhere, + 1
 };
 
+// Which occurrence of `key` as a key (1-based, anywhere in the text) repeats one in its own object:
+// a second pass, on the error path only, so the first keeps no count of every key.
+int duplicate_occurrence(std::string_view text, const std::string& key) {
+  std::vector<bool> seen_in_object;
+  int occurrence = 0;
+  auto callback = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    if (event == Event::object_start) {
+      seen_in_object.push_back(false);
+    } else if (event == Event::object_end) {
+      if (!seen_in_object.empty()) seen_in_object.pop_back();
+    } else if (event == Event::key && !seen_in_object.empty() && parsed.get_ref<const std::string&>() == key) {
+      ++occurrence;
+      if (seen_in_object.back()) throw DuplicateKey{key, occurrence};
+      seen_in_object.back() = true;
+    }
+    return true;
+  };
+  try {
+    const nlohmann::json reparsed = nlohmann::json::parse(text.begin(), text.end(), callback);
+    (void)reparsed;  // only the callback's count matters
+  } catch (const DuplicateKey& d) {
+    return d.occurrence;
+  } catch (const nlohmann::json::exception&) {
+  }
+  return 1;
+}
+
 }  // namespace
 
 nlohmann::json parse_json(std::string_view text, const std::string& origin, int64_t first_line) {
   check_depth(text, origin, first_line);
-  std::vector<std::set<std::string>> open_objects;
-  std::map<std::string, int> seen_anywhere;  // to locate a duplicate's line afterwards
+  // Hashed: a tokenizer.json holds ~150k keys in one object (its vocabulary).
+  std::vector<std::unordered_set<std::string>> open_objects;
   auto callback = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
     using Event = nlohmann::json::parse_event_t;
     if (event == Event::object_start) {
@@ -98,16 +125,15 @@ nlohmann::json parse_json(std::string_view text, const std::string& origin, int6
     } else if (event == Event::object_end) {
       if (!open_objects.empty()) open_objects.pop_back();
     } else if (event == Event::key && !open_objects.empty()) {
-      const std::string key = parsed.get<std::string>();
-      const int occurrence = ++seen_anywhere[key];
-      if (!open_objects.back().insert(key).second) throw DuplicateKey{key, occurrence};
+      const std::string& key = parsed.get_ref<const std::string&>();
+      if (!open_objects.back().insert(key).second) throw DuplicateKey{key, 0};
     }
     return true;
   };
   try {
     return nlohmann::json::parse(text.begin(), text.end(), callback);
   } catch (const DuplicateKey& d) {
-    const size_t at = nth_key_offset(text, d.key, d.occurrence);
+    const size_t at = nth_key_offset(text, d.key, duplicate_occurrence(text, d.key));
     fail_at(text, at == std::string_view::npos ? 0 : at, origin, first_line,
             "duplicate key \"" + d.key + "\" in one object (JSON readers disagree on which value wins)");
   } catch (const nlohmann::json::parse_error& e) {

@@ -1,5 +1,5 @@
 // Hugging Face config.json -> ModelConfig (every field, rope_scaling/rope_parameters variants).
-// fuzz-sources: models/hf_config.cpp datasets/json_parse.cpp datasets/regular_file.cpp
+// fuzz-sources: models/hf_config.cpp models/model_json.cpp datasets/json_parse.cpp datasets/regular_file.cpp
 #include <cstddef>
 #include <cstdint>
 #include <string>

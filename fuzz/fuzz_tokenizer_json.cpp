@@ -1,4 +1,4 @@
-// fuzz-sources: models/hf_tokenizer.cpp models/hf_tokenizer_json.cpp models/bpe_model.cpp models/hf_normalizer.cpp models/hf_pre_tokenizer.cpp models/hf_post_processor.cpp models/hf_decoder.cpp models/added_vocabulary.cpp models/json_fields.cpp models/onig_regex.cpp models/utf8_text.cpp models/byte_level.cpp
+// fuzz-sources: models/hf_tokenizer.cpp models/hf_tokenizer_json.cpp models/bpe_model.cpp models/hf_normalizer.cpp models/hf_pre_tokenizer.cpp models/hf_post_processor.cpp models/hf_decoder.cpp models/added_vocabulary.cpp models/json_fields.cpp models/onig_regex.cpp models/utf8_text.cpp models/byte_level.cpp models/model_json.cpp datasets/json_parse.cpp datasets/regular_file.cpp
 // libFuzzer target: arbitrary bytes as a tokenizer.json. Loading must either succeed or throw
 // ModelLoadError (or an exception for an input the tokenizer rejects) — never crash,
 // hang or read out of bounds; a tokenizer that loads must encode and decode a few texts.

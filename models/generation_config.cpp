@@ -2,21 +2,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-
 #include "models/model_error.hpp"
+#include "models/model_json.hpp"
 
 namespace kvbench::models {
 
 std::vector<int> read_generation_eos_ids(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ModelLoadError(path, "cannot read the file");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ModelLoadError(path, std::string("invalid JSON: ") + e.what());
-  }
+  const nlohmann::json j = read_model_json(path, "generation_config.json");
   if (!j.is_object()) throw ModelLoadError(path, "must be a JSON object");
   if (!j.contains("eos_token_id") || j["eos_token_id"].is_null()) return {};
   const nlohmann::json& v = j["eos_token_id"];

@@ -6,18 +6,12 @@
 #include "models/byte_level.hpp"
 #include "models/hf_tokenizer.hpp"
 #include "models/model_error.hpp"
+#include "models/model_json.hpp"
 
 namespace kvbench::models {
 
 std::unique_ptr<HfTokenizer> load_gpt2_vocab_merges(const std::string& vocab_path, const std::string& merges_path) {
-  std::ifstream vin(vocab_path, std::ios::binary);
-  if (!vin) throw ModelLoadError(vocab_path, "cannot read the file");
-  nlohmann::json vocab_json;
-  try {
-    vocab_json = nlohmann::json::parse(vin);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ModelLoadError(vocab_path, std::string("invalid JSON: ") + e.what());
-  }
+  const nlohmann::json vocab_json = read_model_json(vocab_path, "vocab.json");
   if (!vocab_json.is_object()) throw ModelLoadError(vocab_path, "must be an object of token: id");
   BpeModel::Vocab vocab;
   for (auto it = vocab_json.begin(); it != vocab_json.end(); ++it) {

@@ -9,6 +9,7 @@
 #include "datasets/json_parse.hpp"
 #include "datasets/regular_file.hpp"
 #include "models/model_error.hpp"
+#include "models/model_json.hpp"
 
 namespace kvbench::models {
 namespace {
@@ -124,13 +125,7 @@ ModelConfig read_hf_config(const std::string& path) {
 }
 
 ModelConfig parse_hf_config(const std::string& text, const std::string& path) {
-  nlohmann::json json;
-  try {
-    json = datasets::parse_json(text, path);
-  } catch (const datasets::DataError& e) {
-    const std::string where = e.file() + ":" + std::to_string(e.line());  // e.what() = "<where>: <what>"
-    throw ModelLoadError(where, std::string(e.what()).substr(where.size() + 2));
-  }
+  const nlohmann::json json = parse_model_json(text, path);
   if (!json.is_object()) throw ModelLoadError(path, "not a JSON object");
   ConfigReader r(path, text, json);
 

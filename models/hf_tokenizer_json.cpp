@@ -1,21 +1,11 @@
 // tokenizer.json -> HfTokenizer. Every component is checked field by field; anything kvbench does
 // not implement is an error naming the field, never a silently different tokenization.
-#include <fstream>
-#include <sstream>
-
 #include "models/hf_tokenizer.hpp"
 #include "models/model_error.hpp"
+#include "models/model_json.hpp"
 
 namespace kvbench::models {
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ModelLoadError(path, "cannot read the file");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // Ids index dense tables; real vocabularies stay far below this (Gemma's has 262,144 tokens).
 constexpr int64_t kMaxTokenId = (1 << 24) - 1;
@@ -110,13 +100,7 @@ std::vector<AddedToken> parse_added_tokens(const JsonFields& top, const BpeModel
 }  // namespace
 
 std::unique_ptr<HfTokenizer> load_tokenizer_json(const std::string& path) {
-  const std::string text = read_file(path);
-  nlohmann::json json;
-  try {
-    json = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ModelLoadError(path, std::string("invalid JSON: ") + e.what());
-  }
+  const nlohmann::json json = read_model_json(path, "tokenizer.json");
   JsonFields top(path, "", json);
   // truncation and padding shape batches for training; kvbench never truncates or pads a prompt.
   top.allow_only({"version", "truncation", "padding", "added_tokens", "normalizer", "pre_tokenizer", "post_processor",

@@ -7,19 +7,12 @@
 #include <sstream>
 
 #include "models/model_error.hpp"
+#include "models/model_json.hpp"
 
 namespace kvbench::models {
 namespace {
 
-nlohmann::json parse_json_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ModelLoadError(path, "cannot read the file");
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw ModelLoadError(path, std::string("invalid JSON: ") + e.what());
-  }
-}
+nlohmann::json parse_json_file(const std::string& path) { return read_model_json(path, "tokenizer_config.json"); }
 
 // A special token is written as "<s>" or as an AddedToken object {"content": "<s>", ...}.
 std::optional<std::string> token_field(const std::string& path, const nlohmann::json& j, const std::string& key) {

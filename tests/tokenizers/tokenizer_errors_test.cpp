@@ -105,7 +105,16 @@ TEST(TokenizerErrors, MergeNamingAnUnknownToken) {
 TEST(TokenizerErrors, TruncatedJson) {
   const std::string whole = small_tokenizer().dump();
   const std::string error = load_error(whole.substr(0, whole.size() / 2));
-  EXPECT_NE(error.find("tokenizer.json: invalid JSON"), std::string::npos) << error;
+  EXPECT_NE(error.find("tokenizer.json:1: invalid JSON"), std::string::npos) << error;
+}
+
+// tokenizer.json goes through kvbench's one JSON reader: a number beyond a double (which
+// nlohmann throws as out_of_range, once uncaught) and a repeated key are load errors naming the line.
+TEST(TokenizerErrors, OverflowingNumbersAndRepeatedKeysAreLoadErrors) {
+  std::string error = load_error(std::string("{\"version\": 1e99999}"));
+  EXPECT_NE(error.find("tokenizer.json:1: invalid JSON: number overflow parsing '1e99999'"), std::string::npos) << error;
+  error = load_error(std::string("{\"version\": \"1.0\",\n \"version\": \"2.0\"}"));
+  EXPECT_NE(error.find("tokenizer.json:2: invalid JSON: duplicate key \"version\""), std::string::npos) << error;
 }
 
 TEST(TokenizerErrors, UnknownFieldsAndWrongTypesAreNamed) {

@@ -92,7 +92,7 @@ TEST(TokenizerConfig, BadFieldsAreNamed) {
             std::string::npos);
   EXPECT_NE(error(R"({"chat_template": [{"name": "default"}]})").find("chat_template[0]: must be"), std::string::npos);
   EXPECT_NE(error(R"({"add_bos_token": "yes"})").find("add_bos_token: must be true or false"), std::string::npos);
-  EXPECT_NE(error(R"({"eos_token": "<|eot_id|>",)").find("tokenizer_config.json: invalid JSON"), std::string::npos);
+  EXPECT_NE(error(R"({"eos_token": "<|eot_id|>",)").find("tokenizer_config.json:1: invalid JSON"), std::string::npos);
   // A token the tokenizer does not have.
   fs::copy_file(kLlama3 + "/tokenizer.json", dir.file("tokenizer.json"));
   dir.write("tokenizer_config.json", R"({"eos_token": "<|no_such_token|>"})");
