@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -14,6 +13,7 @@
 #include "models/model_error.hpp"
 #include "models/model_loader.hpp"
 #include "models/safetensors.hpp"
+#include "safetensors_header_edit.hpp"
 #include "scratch_dirs.hpp"
 
 namespace kvbench::models {
@@ -79,20 +79,6 @@ void index_as(const fs::path& dir, const std::string& shard,
   std::ofstream(dir / "model.safetensors.index.json") << nlohmann::json{{"weight_map", map}}.dump(1) << "\n";
 }
 
-// Rewrites the JSON header of a safetensors file; the data bytes stay.
-void edit_header(const fs::path& file, const std::function<void(nlohmann::json&)>& edit) {
-  std::ifstream in(file, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  uint64_t len = 0;
-  std::memcpy(&len, bytes.data(), 8);
-  nlohmann::json header = nlohmann::json::parse(bytes.substr(8, len));
-  edit(header);
-  std::string text = header.dump();
-  text.append((8 - text.size() % 8) % 8, ' ');
-  const uint64_t new_len = text.size();
-  std::ofstream(file, std::ios::binary | std::ios::trunc)
-      << std::string(reinterpret_cast<const char*>(&new_len), 8) + text + bytes.substr(8 + len);
-}
 
 std::string load_error(const fs::path& dir) {
   try {
@@ -109,7 +95,7 @@ TEST(HfCheckpointChecks, TheUneditedCheckpointLoads) { EXPECT_EQ(load_error(writ
 TEST(HfCheckpointChecks, IntegerWeightIsRefusedNamingFileAndTensor) {
   for (const char* tensor : {"model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight"}) {
     const fs::path dir = write_checkpoint(hf_tensors());
-    edit_header(dir / "model.safetensors", [&](nlohmann::json& h) { h[tensor]["dtype"] = "I32"; });
+    testing::edit_safetensors_header(dir / "model.safetensors", [&](nlohmann::json& h) { h[tensor]["dtype"] = "I32"; });
     const std::string error = load_error(dir);
     EXPECT_NE(error.find((dir / "model.safetensors").string() + ": tensor '" + tensor + "' has dtype I32; model "
                          "weights must be floating point"), std::string::npos) << error;
@@ -169,7 +155,7 @@ TEST(HfCheckpointChecks, ShapesPastInt64AreNamed) {
       {{two61, 2}, "4611686018427387904 elements of F32 need more than 2^63-1 bytes"}};
   for (const auto& [shape, what] : cases) {
     const fs::path dir = write_checkpoint(hf_tensors());
-    edit_header(dir / "model.safetensors", [&](nlohmann::json& h) { h["model.norm.weight"]["shape"] = shape; });
+    testing::edit_safetensors_header(dir / "model.safetensors", [&](nlohmann::json& h) { h["model.norm.weight"]["shape"] = shape; });
     const std::string error = load_error(dir);
     EXPECT_NE(error.find((dir / "model.safetensors").string() + ": tensor 'model.norm.weight': field 'shape' " +
                          shape.dump() + ": " + what), std::string::npos) << error;

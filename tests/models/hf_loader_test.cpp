@@ -14,6 +14,7 @@
 #include "models/model_loader.hpp"
 #include "models/safetensors.hpp"
 #include "models/transformer.hpp"
+#include "safetensors_header_edit.hpp"
 #include "scratch_dirs.hpp"
 
 namespace kvbench::models {
@@ -211,25 +212,10 @@ TEST_F(HfLoader, WrongHeaderLengthIsNamed) {
   EXPECT_NE(error.find("wrong header length"), std::string::npos) << error;
 }
 
-// Rewrites the JSON header of a safetensors file; the data (offsets are relative to it) stays.
-void edit_header(const fs::path& file, const std::function<void(nlohmann::json&)>& edit) {
-  std::ifstream in(file, std::ios::binary);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  uint64_t len = 0;
-  std::memcpy(&len, bytes.data(), 8);
-  nlohmann::json header = nlohmann::json::parse(bytes.substr(8, len));
-  edit(header);
-  std::string text = header.dump();
-  text.append((8 - text.size() % 8) % 8, ' ');
-  const uint64_t new_len = text.size();
-  std::string out(reinterpret_cast<const char*>(&new_len), 8);
-  out += text + bytes.substr(8 + len);
-  std::ofstream(file, std::ios::binary | std::ios::trunc) << out;
-}
 
 TEST_F(HfLoader, UnknownDtypeIsNamed) {
   fs::path dir = write_hf(*stories_, {});
-  edit_header(dir / "model.safetensors", [](nlohmann::json& h) { h["model.norm.weight"]["dtype"] = "F8_E4M3"; });
+  testing::edit_safetensors_header(dir / "model.safetensors", [](nlohmann::json& h) { h["model.norm.weight"]["dtype"] = "F8_E4M3"; });
   const std::string error = load_error(dir);
   EXPECT_NE(error.find("model.norm.weight"), std::string::npos) << error;
   EXPECT_NE(error.find("unknown dtype 'F8_E4M3'"), std::string::npos) << error;
@@ -237,7 +223,7 @@ TEST_F(HfLoader, UnknownDtypeIsNamed) {
 
 TEST_F(HfLoader, MissingTensorIsNamed) {
   fs::path dir = write_hf(*stories_, {});
-  edit_header(dir / "model.safetensors", [](nlohmann::json& h) { h.erase("model.layers.3.mlp.up_proj.weight"); });
+  testing::edit_safetensors_header(dir / "model.safetensors", [](nlohmann::json& h) { h.erase("model.layers.3.mlp.up_proj.weight"); });
   const std::string error = load_error(dir);
   EXPECT_NE(error.find("missing tensor 'model.layers.3.mlp.up_proj.weight'"), std::string::npos) << error;
 }
@@ -254,7 +240,7 @@ TEST_F(HfLoader, ShapeMismatchIsNamed) {
 
 TEST_F(HfLoader, OffsetsThatDisagreeWithTheShapeAreNamed) {
   fs::path dir = write_hf(*stories_, {});
-  edit_header(dir / "model.safetensors", [](nlohmann::json& h) { h["model.norm.weight"]["shape"] = {3, 7}; });
+  testing::edit_safetensors_header(dir / "model.safetensors", [](nlohmann::json& h) { h["model.norm.weight"]["shape"] = {3, 7}; });
   const std::string error = load_error(dir);
   EXPECT_NE(error.find("tensor 'model.norm.weight': field 'data_offsets'"), std::string::npos) << error;
 }
@@ -360,7 +346,7 @@ TEST_F(HfLoader, NonPositiveRmsNormEpsIsRefused) {
 
 TEST_F(HfLoader, OverlappingDataOffsetsAreRefused) {
   fs::path dir = write_hf(*stories_, {});
-  edit_header(dir / "model.safetensors", [](nlohmann::json& h) {
+  testing::edit_safetensors_header(dir / "model.safetensors", [](nlohmann::json& h) {
     // Two norms of the same size: point the second at the first one's bytes.
     h["model.layers.1.input_layernorm.weight"]["data_offsets"] = h["model.layers.0.input_layernorm.weight"]["data_offsets"];
   });
