@@ -60,8 +60,8 @@ int run_demo(const DemoArgs& args) {
   std::cout << "kvbench demo: streaming perplexity of stories260K on " << plan.stories
             << " TinyStories validation stories joined into one stream (first " << plan.max_tokens
             << " tokens), fed token by token; each policy evicts after every token. kv: the most tokens a "
-               "KV head held, the budget (tokens per KV head) except for PyramidKV (per-layer budgets that "
-               "average to it) and Cascade (4 sinks on top).\n"
+               "KV head held, the budget (tokens per KV head) except for PyramidKV and Ada-KV (per-layer and "
+               "per-head budgets that average to it) and Cascade (4 sinks on top).\n"
             << grid.cells.size() << " jobs, results in " << args.results << "/\n\n"
             << std::flush;
 
