@@ -92,11 +92,13 @@ std::string describe_unread(const std::set<std::string>& unread, int64_t n_layer
 
 HfTensorSource::HfTensorSource(const std::string& dir) {
   const fs::path root(dir), single = root / "model.safetensors", index = root / "model.safetensors.index.json";
-  if (fs::exists(index)) {
+  // transformers' order (modeling_utils: SAFE_WEIGHTS_NAME before SAFE_WEIGHTS_INDEX_NAME): a
+  // directory holding both loads the single file.
+  if (fs::exists(single)) {
+    single_path_ = single.string();
+  } else if (fs::exists(index)) {
     index_path_ = index.string();
     location_ = read_index(index);
-  } else if (fs::exists(single)) {
-    single_path_ = single.string();
   } else {
     throw ModelLoadError(dir, "no model.safetensors or model.safetensors.index.json in this directory");
   }

@@ -1,6 +1,6 @@
 #pragma once
-// The tensors of a Hugging Face checkpoint directory: model.safetensors, or the shards that
-// model.safetensors.index.json's weight_map names. It remembers which tensors were read, so a
+// The tensors of a Hugging Face checkpoint directory: model.safetensors, else the shards that
+// model.safetensors.index.json's weight_map names (transformers' order). It remembers which tensors were read, so a
 // checkpoint holding tensors the config does not use (an extra layer, a bias kvbench does not
 // apply) is refused instead of running as a different model.
 #include <torch/torch.h>

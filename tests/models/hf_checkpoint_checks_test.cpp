@@ -168,6 +168,15 @@ TEST(HfCheckpointChecks, ShardInASubdirectoryLoads) {
   EXPECT_EQ(load_error(dir), "(no error)");
 }
 
+// transformers loads model.safetensors before looking for an index; so does kvbench, even when the
+// index beside it names shards that are not there.
+TEST(HfCheckpointChecks, ASingleFileWinsOverAnIndexBesideIt) {
+  const fs::path dir = write_checkpoint(hf_tensors());
+  std::ofstream(dir / "model.safetensors.index.json")
+      << nlohmann::json{{"weight_map", {{"model.norm.weight", "model-00001-of-00002.safetensors"}}}}.dump();
+  EXPECT_EQ(load_error(dir), "(no error)");
+}
+
 // The shard holds the tensor; the index is what lacks it.
 TEST(HfCheckpointChecks, TensorMissingFromTheIndexBlamesTheIndex) {
   const fs::path dir = write_checkpoint(hf_tensors());
