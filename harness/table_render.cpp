@@ -270,7 +270,7 @@ TableData compute_table(const TableSpec& spec, const ResultsIndex& results, cons
     for (size_t c = 0; c < spec.columns.size(); ++c) {
       CellValue& cell = t.cells[r][c];
       if (r < spec.rows.size() && c < spec.rows[r].paper.size()) cell.paper = spec.rows[r].paper[c];
-      if (spec.is_aggregate_column(c)) continue;
+      if (spec.is_aggregate_column(c) || !spec.rows[r].curve_file.empty()) continue;  // no job: nothing to match
       cell.job = cell_job(spec, r, c, overrides);
       if (cell.job.contains("model")) job_models.insert(cell.job["model"].get<std::string>());
       ++t.job_cells;
@@ -357,7 +357,7 @@ TableData compute_table(const TableSpec& spec, const ResultsIndex& results, cons
     for (size_t c = 0; c < spec.columns.size(); ++c) {
       CellValue& cell = t.cells[r][c];
       if (cell.ours && cell.paper) cell.diff = *cell.ours - *cell.paper;
-      if (!spec.is_aggregate_column(c) && !cell.ours) ++t.missing_cells;
+      if (!spec.is_aggregate_column(c) && spec.rows[r].curve_file.empty() && !cell.ours) ++t.missing_cells;
     }
   t.rank_agreement.assign(spec.columns.size(), std::nullopt);
   t.rank_rows.assign(spec.columns.size(), 0);

@@ -355,10 +355,11 @@ TableSpec parse_table_spec(const json& j, const std::string& origin) {
   }
   if (j.contains("figure")) s.figure = parse_figure(j["figure"], origin);
 
-  // Every cell that runs a job must name its task, policy and budget; ratio rows must exist.
+  // Every cell that runs a job must name its task, policy and budget (a curve-file row runs
+  // none); ratio rows must exist.
   for (size_t r = 0; r < s.rows.size(); ++r)
     for (size_t c = 0; c < s.columns.size(); ++c) {
-      if (s.is_aggregate_column(c)) continue;
+      if (s.is_aggregate_column(c) || !s.rows[r].curve_file.empty()) continue;
       const json job = cell_job(s, r, c);
       for (const char* key : {"task", "policy", "budget"})
         if (!job.contains(key))
@@ -386,7 +387,7 @@ TableSpec parse_table_spec(const json& j, const std::string& origin) {
 void validate_cell_jobs(const TableSpec& spec, const json& overrides) {
   for (size_t r = 0; r < spec.rows.size(); ++r)
     for (size_t c = 0; c < spec.columns.size(); ++c) {
-      if (spec.is_aggregate_column(c)) continue;
+      if (spec.is_aggregate_column(c) || !spec.rows[r].curve_file.empty()) continue;  // no job
       try {
         tasks::normalize_job_spec(cell_job(spec, r, c, overrides));
       } catch (const std::exception& e) {

@@ -112,6 +112,24 @@ TEST(Figure, StreamCurveIsSmoothedFromTheResultsNllCurve) {
   EXPECT_TRUE(files.warnings.empty());
 }
 
+// A curve-file row runs no job: it needs no task, and its cell is not a missing result.
+TEST(Figure, ACurveFileRowNeedsNoJob) {
+  table_testing::TempDir dir;
+  const std::string curve = dir.write("c.tsv", "token_index\tnll\n1\t2.0\n2\t1.5\n3\t1.0\n");
+  const auto spec = harness::parse_table_spec(json::parse(R"({
+    "title": "curve", "paper": {"name": "X", "source": "F", "model": "stories260K"}, "metric": {"path": "perplexity"},
+    "rows": [{"label": "r", "curve_file": ")" + curve + R"("}], "columns": [{"label": "c"}],
+    "figure": {"type": "stream", "curve": "cumulative"}})"),
+                                              "curve.json");
+  const auto table = harness::compute_table(spec, harness::ResultsIndex::load(dir.path.string()));
+  EXPECT_EQ(table.job_cells, 0u);
+  EXPECT_EQ(table.missing_cells, 0u);
+  if (!has_gnuplot()) GTEST_SKIP() << "gnuplot is not installed: curve not rendered";
+  const auto files = harness::draw_figure(spec, table, dir.path.string());
+  expect_images(files);
+  EXPECT_TRUE(files.warnings.empty());
+}
+
 TEST(Figure, CliWritesAllFourFiles) {
   if (!has_gnuplot()) GTEST_SKIP() << "gnuplot is not installed (apt-get install gnuplot-nox): figure not rendered";
   table_testing::TempDir dir;
