@@ -1,5 +1,6 @@
 #include "datasets/json_parse.hpp"
 
+#include <cctype>
 #include <unordered_set>
 #include <vector>
 
@@ -32,9 +33,10 @@ Position position_of(std::string_view text, size_t offset, int64_t first_line) {
   throw DataError(origin, p.line, "invalid JSON: " + what + " (column " + std::to_string(p.column) + ")");
 }
 
-// Depth of nesting, counted before nlohmann builds anything: strings (with escapes) are skipped.
-void check_depth(std::string_view text, const std::string& origin, int64_t first_line) {
-  int depth = 0;
+// Calls fn(offset, c) for every character outside string literals (the opening quote of a string
+// included, its contents and escapes skipped): a bracket inside a value is not structure.
+template <class Fn>
+void for_each_outside_strings(std::string_view text, Fn&& fn) {
   bool in_string = false;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
@@ -43,16 +45,23 @@ void check_depth(std::string_view text, const std::string& origin, int64_t first
       else if (c == '"') in_string = false;
       continue;
     }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
+    if (c == '"') in_string = true;
+    fn(i, c);
+  }
+}
+
+// Depth of nesting, counted before nlohmann builds anything.
+void check_depth(std::string_view text, const std::string& origin, int64_t first_line) {
+  int depth = 0;
+  for_each_outside_strings(text, [&](size_t i, char c) {
+    if (c == '{' || c == '[') {
       if (++depth > kMaxJsonDepth)
         fail_at(text, i, origin, first_line,
                 "nested deeper than " + std::to_string(kMaxJsonDepth) + " levels of objects and arrays");
     } else if (c == '}' || c == ']') {
       --depth;
     }
-  }
+  });
 }
 
 // nlohmann's message without its "[json.exception.parse_error.101] " prefix.
@@ -113,6 +122,20 @@ int duplicate_occurrence(std::string_view text, const std::string& key) {
 }
 
 }  // namespace
+
+std::vector<size_t> json_array_element_offsets(std::string_view text) {
+  std::vector<size_t> offsets;
+  int depth = 0;
+  bool element_next = false;
+  for_each_outside_strings(text, [&](size_t i, char c) {
+    if (std::isspace(static_cast<unsigned char>(c))) return;
+    if (element_next && depth == 1) offsets.push_back(i), element_next = false;
+    if (c == '[' || c == '{') element_next = ++depth == 1;
+    else if (c == ']' || c == '}') --depth;
+    else if (c == ',' && depth == 1) element_next = true;
+  });
+  return offsets;
+}
 
 nlohmann::json parse_json(std::string_view text, const std::string& origin, int64_t first_line) {
   check_depth(text, origin, first_line);

@@ -1,12 +1,12 @@
 #include "harness/grid_spec.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <set>
 #include <stdexcept>
 
+#include "datasets/json_parse.hpp"
 #include "harness/atomic_file.hpp"
 #include "harness/grid_limits.hpp"
 #include "harness/plain_name.hpp"
@@ -57,29 +57,6 @@ std::vector<std::string> axis_order(const nlohmann::json& axes) {
   for (auto it = axes.begin(); it != axes.end(); ++it)
     if (std::find(order.begin(), order.end(), it.key()) == order.end()) order.push_back(it.key());
   return order;
-}
-
-// Where each element of the JSON array `text` starts (strings skipped, so a bracket inside a value
-// does not count): errors in a list of grids point at the line within the grid at fault.
-std::vector<size_t> array_element_offsets(const std::string& text) {
-  std::vector<size_t> offsets;
-  int depth = 0;
-  bool in_string = false, element_next = false;
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (in_string) {
-      if (c == '\\') ++i;
-      else if (c == '"') in_string = false;
-      continue;
-    }
-    if (std::isspace(static_cast<unsigned char>(c))) continue;
-    if (element_next && depth == 1) offsets.push_back(i), element_next = false;
-    if (c == '"') in_string = true;
-    else if (c == '[' || c == '{') element_next = ++depth == 1;
-    else if (c == ']' || c == '}') --depth;
-    else if (c == ',' && depth == 1) element_next = true;
-  }
-  return offsets;
 }
 
 }  // namespace
@@ -232,7 +209,7 @@ Grid load_grid(const std::string& path) {
   };
   Grid grid;
   if (spec.is_array()) {
-    const std::vector<size_t> offsets = array_element_offsets(text);
+    const std::vector<size_t> offsets = datasets::json_array_element_offsets(text);
     grid = make_grid_list(spec, path, [&](const nlohmann::json& part, const std::string& part_where, size_t index) {
       return located(part, part_where, index < offsets.size() ? offsets[index] : 0);
     });
