@@ -265,6 +265,26 @@ bool TableSpec::has_paper_numbers() const {
   return false;
 }
 
+namespace {
+
+// Normalises every cell's job as a grid would; `overrides` are --model/--set, if any.
+void check_cell_jobs(const TableSpec& spec, const json& overrides) {
+  for (size_t r = 0; r < spec.rows.size(); ++r)
+    for (size_t c = 0; c < spec.columns.size(); ++c) {
+      if (spec.is_aggregate_column(c) || !spec.rows[r].curve_file.empty()) continue;  // no job
+      try {
+        tasks::normalize_job_spec(cell_job(spec, r, c, overrides));
+      } catch (const std::exception& e) {
+        const bool overridden = overrides.is_object() && !overrides.empty();
+        fail(spec.path, "rows[" + std::to_string(r) + "] x columns[" + std::to_string(c) + "] (" + spec.rows[r].label +
+                            " / " + spec.columns[c].label + ")" + (overridden ? " with --model/--set" : ""),
+             e.what());
+      }
+    }
+}
+
+}  // namespace
+
 TableSpec parse_table_spec(const json& j, const std::string& origin) {
   if (!j.is_object()) fail(origin, "(top level)", "a table spec must be a JSON object");
   check_keys(j, {"id", "title", "description", "row_header", "paper", "fixed", "metric", "rows", "columns", "seeds", "notes",
@@ -366,7 +386,7 @@ TableSpec parse_table_spec(const json& j, const std::string& origin) {
           fail(origin, "rows[" + std::to_string(r) + "] x columns[" + std::to_string(c) + "]",
                std::string("the cell's job has no '") + key + "' (set it in fixed, the row's or the column's fields)");
     }
-  validate_cell_jobs(s);
+  check_cell_jobs(s, json::object());
   auto check_row_ref = [&](const std::string& label, const std::string& field) {
     if (label.empty()) return;
     for (const auto& row : s.rows)
@@ -385,18 +405,8 @@ TableSpec parse_table_spec(const json& j, const std::string& origin) {
 }
 
 void validate_cell_jobs(const TableSpec& spec, const json& overrides) {
-  for (size_t r = 0; r < spec.rows.size(); ++r)
-    for (size_t c = 0; c < spec.columns.size(); ++c) {
-      if (spec.is_aggregate_column(c) || !spec.rows[r].curve_file.empty()) continue;  // no job
-      try {
-        tasks::normalize_job_spec(cell_job(spec, r, c, overrides));
-      } catch (const std::exception& e) {
-        const bool overridden = overrides.is_object() && !overrides.empty();
-        fail(spec.path, "rows[" + std::to_string(r) + "] x columns[" + std::to_string(c) + "] (" + spec.rows[r].label +
-                            " / " + spec.columns[c].label + ")" + (overridden ? " with --model/--set" : ""),
-             e.what());
-      }
-    }
+  // Without overrides the cells are those load_table_spec checked.
+  if (overrides.is_object() && !overrides.empty()) check_cell_jobs(spec, overrides);
 }
 
 TableSpec load_table_spec(const std::string& path) {

@@ -82,9 +82,9 @@ std::vector<TableSpec> load_table_specs(const std::string& dir);
 nlohmann::json merge_fields(nlohmann::json base, const nlohmann::json& over);
 // Checks every job cell as a grid would (tasks::normalize_job_spec: known fields and task
 // parameters, the policy's ranges, budget, limit, block, device; no file is read), so a typo
-// stops the command instead of reading as missing cells. parse_table_spec calls it without
-// overrides; the commands call it again with --model/--set. Throws std::invalid_argument
-// "<spec>: rows[r] x columns[c] (<row> / <column>)[ with --model/--set]: <what>".
+// stops the command instead of reading as missing cells. parse_table_spec checks the cells as
+// written; this checks them again under --model/--set (nothing to do without them). Throws
+// std::invalid_argument "<spec>: rows[r] x columns[c] (<row> / <column>)[ with --model/--set]: <what>".
 void validate_cell_jobs(const TableSpec& spec, const nlohmann::json& overrides = nlohmann::json::object());
 
 // The job fields of cell (r, c): fixed ⊕ row.fields ⊕ column.fields ⊕ overrides.
