@@ -1,14 +1,14 @@
-#include "harness/file_tree.hpp"
 #include "harness/report.hpp"
 
 #include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <sstream>
 
 #include "harness/figure.hpp"
+#include "harness/file_tree.hpp"
+#include "harness/process_temp.hpp"
 #include "harness/table_render.hpp"
 
 namespace kvbench::harness {
@@ -29,17 +29,11 @@ std::string svg_element(const std::string& svg) {
   return start == std::string::npos ? std::string() : svg.substr(start);
 }
 
-// A private temporary folder, removed when the report is built.
+// A private temporary folder, removed when the report is built (or by the next report, when this
+// one is killed: harness/process_temp.hpp).
 struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::random_device rd;
-    path = fs::temp_directory_path() / ("kvbench-report-" + std::to_string(rd()) + std::to_string(rd()));
-    fs::create_directories(path);
-  }
-  ~TempDir() {
-    remove_tree(path.string());
-  }
+  fs::path path = make_process_temp("report", /*folder=*/true);
+  ~TempDir() { remove_tree(path.string()); }
 };
 
 const char* kStyle = R"(body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;max-width:1400px;padding:0 1em;color:#222}
