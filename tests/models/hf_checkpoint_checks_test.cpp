@@ -13,6 +13,7 @@
 #include "models/model_error.hpp"
 #include "models/model_loader.hpp"
 #include "models/safetensors.hpp"
+#include "model_load_error.hpp"
 #include "safetensors_header_edit.hpp"
 #include "scratch_dirs.hpp"
 
@@ -79,15 +80,7 @@ void index_as(const fs::path& dir, const std::string& shard,
   std::ofstream(dir / "model.safetensors.index.json") << nlohmann::json{{"weight_map", map}}.dump(1) << "\n";
 }
 
-
-std::string load_error(const fs::path& dir) {
-  try {
-    load_model(dir.string());
-  } catch (const ModelLoadError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+std::string load_error(const fs::path& dir) { return testing::model_load_error(dir.string()); }
 
 TEST(HfCheckpointChecks, TheUneditedCheckpointLoads) { EXPECT_EQ(load_error(write_checkpoint(hf_tensors())), "(no error)"); }
 

@@ -14,6 +14,7 @@
 #include "models/model_loader.hpp"
 #include "models/safetensors.hpp"
 #include "models/transformer.hpp"
+#include "model_load_error.hpp"
 #include "safetensors_header_edit.hpp"
 #include "scratch_dirs.hpp"
 
@@ -192,14 +193,7 @@ TEST_F(HfLoader, Qwen2BiasesAreApplied) {
 
 // ---- malformed checkpoints: one clear error each ----
 
-std::string load_error(const fs::path& dir) {
-  try {
-    load_model(dir.string());
-  } catch (const ModelLoadError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+std::string load_error(const fs::path& dir) { return testing::model_load_error(dir.string()); }
 
 TEST_F(HfLoader, WrongHeaderLengthIsNamed) {
   fs::path dir = write_hf(*stories_, {});
