@@ -37,9 +37,7 @@ int run_check(const CheckArgs& args) {
     try {
       validate_baseline(previous, args.baseline_file);
     } catch (const std::invalid_argument& e) {
-      const std::string message = e.what(), prefix = args.baseline_file + ": ";
-      rethrow_with_location(std::invalid_argument(message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message),
-                            args.baseline_file, read_file(args.baseline_file));
+      rethrow_with_location(e, args.baseline_file, read_file(args.baseline_file));
     }
     // Compared by file name: the baseline records the path as given, from wherever it was run.
     const std::string recorded = previous.value("grid", "");

@@ -178,8 +178,8 @@ int run_collect(CollectArgs args) {
       invalid.push_back(problem.rfind(file, 0) == 0 ? problem : file + ": " + problem);
       continue;
     }
-    const std::string id = result["id"];
-    auto seen = by_id.find(result_job_key(result));
+    const std::string id = result["id"], job = result_job_key(result);
+    auto seen = by_id.find(job);
     if (seen != by_id.end()) {
       if (seen->second.second != result["metrics"])
         throw std::runtime_error(file + ": job " + id + " has a different result in " + seen->second.first +
@@ -188,7 +188,7 @@ int run_collect(CollectArgs args) {
                 << "), counted once\n";
       continue;
     }
-    by_id[result_job_key(result)] = {file, result["metrics"]};
+    by_id[job] = {file, result["metrics"]};
     rows.push_back(summary_row(result));
   }
   std::string text;

@@ -178,15 +178,6 @@ Grid make_grid_list(const nlohmann::json& list, const std::string& where, MakePa
   return all;
 }
 
-// Rethrows `e` (a message "<path>: ...") as "<path>:<line>: ...", the line of the field it names:
-// in a list of grids, the field's line within its own grid (the text from offset `from`).
-[[noreturn]] void relocate(const std::invalid_argument& e, const std::string& path, const std::string& text,
-                           size_t from) {
-  const std::string message = e.what(), prefix = path + ": ";
-  rethrow_with_location(std::invalid_argument(message.rfind(prefix, 0) == 0 ? message.substr(prefix.size()) : message),
-                        path, text, from);
-}
-
 }  // namespace
 
 Grid make_grid(const nlohmann::json& spec, const std::string& where) {
@@ -204,7 +195,7 @@ Grid load_grid(const std::string& path) {
     try {
       return make_single_grid(part, part_where);
     } catch (const std::invalid_argument& e) {
-      relocate(e, path, text, from);
+      rethrow_with_location(e, path, text, from);  // the field's line within its own grid
     }
   };
   Grid grid;
@@ -221,7 +212,7 @@ Grid load_grid(const std::string& path) {
     try {
       check_grid_name(grid.name, path);
     } catch (const std::invalid_argument& e) {
-      relocate(e, path, text, 0);
+      rethrow_with_location(e, path, text);
     }
   }
   return grid;

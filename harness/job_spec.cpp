@@ -39,7 +39,8 @@ nlohmann::json read_json_file(const std::string& path) {
 }
 
 void rethrow_with_location(const std::exception& error, const std::string& path, const std::string& text, size_t from) {
-  const std::string message = error.what();
+  std::string message = error.what();
+  if (message.rfind(path + ": ", 0) == 0) message = message.substr(path.size() + 2);  // named once, with its line
   static const std::regex field_pattern("field '([^']+)'");
   std::smatch match;
   std::string location = path;

@@ -23,7 +23,7 @@ nlohmann::json read_json_file(const std::string& path);
 // where that field appears.
 Job load_job_file(const std::string& path);
 
-// Rethrows `error` (a message from normalize_job_spec naming "field 'x'") as
+// Rethrows `error` (a message naming "field 'x'", possibly already prefixed "<path>: ") as
 // "<path>:<line>: <message>", the line being where "x" first appears in `text` at or after
 // offset `from` (the start of one element when the file holds several specs).
 [[noreturn]] void rethrow_with_location(const std::exception& error, const std::string& path, const std::string& text,
