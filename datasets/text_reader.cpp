@@ -33,6 +33,7 @@ std::vector<std::string> read_tinystories(const std::string& path) {
     story += line + "\n";
   }
   flush();
+  if (stories.empty()) throw std::runtime_error(path + ": no stories (the file is empty or holds only whitespace)");
   return stories;
 }
 

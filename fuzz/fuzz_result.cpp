@@ -1,7 +1,7 @@
 // Result files as `table`, `collect`, `grid` and `check` read them: validity, the canonical spec,
 // matching against a table cell, metric extraction (paths, geomean/mean, scale/offset). The
 // policy registry comes from the normal build, uninstrumented.
-// fuzz-sources: harness/result_file.cpp harness/job_id.cpp harness/results_index.cpp harness/table_spec.cpp harness/plain_name.cpp datasets/json_parse.cpp datasets/regular_file.cpp
+// fuzz-sources: harness/result_file.cpp harness/job_id.cpp harness/results_index.cpp harness/table_spec.cpp harness/output_escaping.cpp harness/plain_name.cpp datasets/json_parse.cpp datasets/regular_file.cpp
 // fuzz-prebuilt
 #include <cstddef>
 #include <cstdint>

@@ -1,6 +1,6 @@
 // Table specs (harness/table_spec.hpp): rows, columns, metric paths, figure, paper numbers;
 // then what `kvbench table` does with an accepted spec: each cell's job and metric, the grids.
-// fuzz-sources: harness/table_spec.cpp harness/plain_name.cpp datasets/json_parse.cpp datasets/regular_file.cpp
+// fuzz-sources: harness/table_spec.cpp harness/table_grids.cpp harness/output_escaping.cpp harness/plain_name.cpp datasets/json_parse.cpp datasets/regular_file.cpp
 // fuzz-prebuilt
 #include <cstddef>
 #include <cstdint>

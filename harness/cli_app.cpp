@@ -7,30 +7,30 @@
 #include <iostream>
 #include <map>
 
+#include "base/registry.hpp"
 #include "harness/command.hpp"
 #include "harness/error_message.hpp"
 #include "models/cpu_threads.hpp"
 
 namespace kvbench::harness {
 namespace {
-std::vector<RegisteredCommand>& command_table() {
-  static std::vector<RegisteredCommand> table;
+base::Registry<RegisteredCommand>& command_table() {
+  static base::Registry<RegisteredCommand> table("command");
   return table;
 }
 }  // namespace
 
 CommandRegistration::CommandRegistration(std::string name, std::string description, CommandSetup setup) {
-  command_table().push_back({std::move(name), std::move(description), std::move(setup)});
+  command_table().add({std::move(name), std::move(description), std::move(setup)});
 }
 
-const std::vector<RegisteredCommand>& registered_commands() { return command_table(); }
+const std::vector<RegisteredCommand>& registered_commands() { return command_table().all(); }
 
 int run_cli(int argc, char** argv) {
   CLI::App app{"kvbench: reproducible evaluation of KV-cache eviction policies"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("kvbench ") + KVBENCH_VERSION);
-  auto commands = registered_commands();
-  std::sort(commands.begin(), commands.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  const auto& commands = registered_commands();  // sorted by name
   std::map<CLI::App*, std::function<int()>> actions;
   for (const auto& command : commands) {
     CLI::App* sub = app.add_subcommand(command.name, command.description);

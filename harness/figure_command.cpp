@@ -3,6 +3,7 @@
 
 #include "harness/command.hpp"
 #include "harness/figure.hpp"
+#include "harness/spec_overrides.hpp"
 
 namespace kvbench::harness {
 namespace {
@@ -13,12 +14,15 @@ struct FigureArgs {
   std::string out;
   std::string model;
   std::vector<std::string> sets;
+  std::string spec_overrides;
   bool script_only = false;
 };
 
 int run_figure(const FigureArgs& args) {
   const TableSpec spec = load_table_spec(args.spec);
-  const nlohmann::json overrides = command_line_overrides(args.model, args.sets);
+  const nlohmann::json overrides =
+      (args.spec_overrides.empty() ? SpecOverrides() : SpecOverrides::load(args.spec_overrides))
+          .for_spec(spec.id, command_line_overrides(args.model, args.sets));
   validate_cell_jobs(spec, overrides);
   const ResultsIndex results = ResultsIndex::load(args.results);
   for (const auto& w : results.warnings()) std::cerr << "kvbench figure: warning: " << w << "\n";
@@ -42,6 +46,8 @@ const CommandRegistration registration(
       app.add_option("--out", args->out, "folder for <id>.png, <id>.svg, <id>.dat and <id>.gp")->required();
       app.add_option("--model", args->model, "our model for every cell (overrides the spec's fixed.model)");
       app.add_option("--set", args->sets, "FIELD=VALUE job field for every cell, e.g. limit=20, task_params.max_tokens=512");
+      app.add_option("--spec-overrides", args->spec_overrides,
+                     "JSON file of job fields per spec id (results/regeneration.json), beneath --model/--set");
       app.add_flag("--script-only", args->script_only, "write the data and the gnuplot script without running gnuplot");
       return [args] { return run_figure(*args); };
     });

@@ -81,7 +81,7 @@ std::string short_description(const nlohmann::json& spec) {
   if (!params.is_object()) params = nlohmann::json::object();
   std::string changed;
   try {
-    const nlohmann::json& defaults = policies::policy_info(policy).defaults;
+    const nlohmann::json defaults = policies::resolved_params(policy, nlohmann::json::object());
     for (auto it = params.begin(); it != params.end(); ++it)
       if (!defaults.contains(it.key()) || defaults[it.key()] != it.value())
         changed += (changed.empty() ? "" : ",") + it.key() + "=" + it.value().dump();

@@ -1,9 +1,12 @@
 #include "harness/process_temp.hpp"
 
 #include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <filesystem>
 #include <stdexcept>
@@ -21,6 +24,47 @@ bool process_is_gone(const std::string& digits) {
   if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return false;
   const pid_t pid = static_cast<pid_t>(std::stol(digits));
   return pid > 0 && ::kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+// The temporaries this process made, as the argv of `rm -rf -- PATH...`, for the handler of a
+// terminating signal: it may not allocate, so the strings are made when the temporaries are.
+constexpr int kMaxOwned = 64;
+char* g_rm_argv[kMaxOwned + 4] = {const_cast<char*>("rm"), const_cast<char*>("-rf"), const_cast<char*>("--")};
+std::atomic<int> g_owned{0};
+pid_t g_owner = 0;  // a forked child that has not exec'd yet must not remove its parent's
+
+// Removes this process's temporaries (fork and exec are async-signal-safe), then dies of the
+// signal as it would have.
+void remove_owned_and_die(int sig) {
+  if (g_owned.load() > 0 && ::getpid() == g_owner) {
+    const pid_t child = ::fork();
+    if (child == 0) {
+      ::execv("/bin/rm", g_rm_argv);
+      ::_exit(127);
+    }
+    if (child > 0) ::waitpid(child, nullptr, 0);
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+void own(const std::string& path) {
+  static const bool installed = [] {
+    struct sigaction action {};
+    action.sa_handler = remove_owned_and_die;
+    sigemptyset(&action.sa_mask);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP}) ::sigaction(sig, &action, nullptr);
+    return true;
+  }();
+  (void)installed;
+  if (g_owner != ::getpid()) {  // a forked child owns only what it makes itself
+    g_owner = ::getpid();
+    g_owned.store(0);
+  }
+  const int slot = g_owned.load();
+  if (slot >= kMaxOwned) return;  // the next command of the kind removes the rest
+  g_rm_argv[3 + slot] = ::strdup(path.c_str());
+  g_owned.store(slot + 1);
 }
 
 }  // namespace
@@ -48,6 +92,7 @@ std::string make_process_temp(const std::string& kind, bool folder) {
     if (fd < 0) throw std::runtime_error("cannot create the temporary file " + pattern);
     ::close(fd);
   }
+  own(pattern);
   return pattern;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Temporary files and folders a command owns while it runs, named after its process
-// ("/tmp/kvbench-<kind>-<pid>-XXXXXX"). A command stopped by a signal cannot remove its own, so
-// the next command of the same kind removes those whose process is gone.
+// ("/tmp/kvbench-<kind>-<pid>-XXXXXX"). A command stopped by SIGINT, SIGTERM or SIGHUP removes
+// its own before it dies of the signal; one killed outright (SIGKILL) cannot, so the next command
+// of the same kind removes those whose process is gone.
 #include <string>
 
 namespace kvbench::harness {

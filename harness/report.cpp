@@ -9,6 +9,7 @@
 #include "harness/figure.hpp"
 #include "harness/file_tree.hpp"
 #include "harness/process_temp.hpp"
+#include "harness/output_escaping.hpp"
 #include "harness/table_render.hpp"
 
 namespace kvbench::harness {
@@ -51,7 +52,7 @@ nav li{margin:.15em 0}code{font-size:.9em})";
 
 std::string build_report(const ReportOptions& options) {
   const std::vector<TableSpec> specs = load_table_specs(options.tables_dir);
-  for (const auto& spec : specs) validate_cell_jobs(spec, options.overrides);
+  for (const auto& spec : specs) validate_cell_jobs(spec, options.spec_overrides.for_spec(spec.id, options.overrides));
   const ResultsIndex results = ResultsIndex::load(options.results_dir);
   const std::string gnuplot = options.figures ? find_gnuplot() : "";
   TempDir tmp;
@@ -59,7 +60,7 @@ std::string build_report(const ReportOptions& options) {
   std::ostringstream sections, nav;
   size_t cells = 0, missing = 0, figures = 0;
   for (const auto& spec : specs) {
-    const TableData table = compute_table(spec, results, options.overrides);
+    const TableData table = compute_table(spec, results, options.spec_overrides.for_spec(spec.id, options.overrides));
     cells += table.job_cells;
     missing += table.missing_cells;
     nav << "<li><a href=\"#" << html_escape(spec.id) << "\">" << html_escape(spec.title) << "</a> <span class=\"note\">("

@@ -5,12 +5,15 @@
 
 #include <string>
 
+#include "harness/spec_overrides.hpp"
+
 namespace kvbench::harness {
 
 struct ReportOptions {
   std::string results_dir = "results/runs";
   std::string tables_dir = "results/tables";
-  nlohmann::json overrides = nlohmann::json::object();  // e.g. {"model": ...}
+  nlohmann::json overrides = nlohmann::json::object();  // e.g. {"model": ...}, for every spec
+  SpecOverrides spec_overrides;                          // per spec, beneath `overrides`
   bool figures = true;  // false: tables only (figures are then listed as not drawn)
 };
 

@@ -15,11 +15,13 @@ struct ReportArgs {
   std::string out = "report.html";
   std::string model;
   std::vector<std::string> sets;
+  std::string spec_overrides;
   bool no_figures = false;
 };
 
 int run_report(ReportArgs args) {
   args.options.overrides = command_line_overrides(args.model, args.sets);
+  if (!args.spec_overrides.empty()) args.options.spec_overrides = SpecOverrides::load(args.spec_overrides);
   args.options.figures = !args.no_figures;
   const std::string html = build_report(args.options);
   write_file_atomically(args.out, html);  // creates the folder; two reports never share a temporary
@@ -35,6 +37,8 @@ const CommandRegistration registration(
       app.add_option("--out", args->out, "the HTML file to write")->capture_default_str();
       app.add_option("--model", args->model, "our model for every cell (overrides each spec's fixed.model)");
       app.add_option("--set", args->sets, "FIELD=VALUE job field for every cell, e.g. limit=20");
+      app.add_option("--spec-overrides", args->spec_overrides,
+                     "JSON file of job fields per spec id (results/regeneration.json), beneath --model/--set");
       app.add_flag("--no-figures", args->no_figures, "tables only (no gnuplot)");
       return [args] { return run_report(*args); };
     });

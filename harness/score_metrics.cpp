@@ -9,7 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "datasets/jsonl_reader.hpp"
+#include "harness/metric_params.hpp"
 #include "metrics/aggregate.hpp"
 #include "metrics/bleu.hpp"
 #include "metrics/longbench_metrics.hpp"
@@ -25,111 +25,6 @@ namespace kvbench::harness {
 namespace {
 
 using nlohmann::json;
-
-// Reads a metric's parameters, remembering which were used, so leftovers are reported as
-// unknown and the resolved values can be echoed.
-class Params {
- public:
-  Params(std::string metric, std::map<std::string, std::string> given)
-      : metric_(std::move(metric)), given_(std::move(given)) {}
-
-  std::string choice(const std::string& key, const std::string& def, const std::vector<std::string>& allowed) {
-    std::string v = take(key).value_or(def);
-    if (std::find(allowed.begin(), allowed.end(), v) == allowed.end())
-      throw std::invalid_argument(metric_ + ": parameter " + key + "=" + v + " is not one of " + join(allowed));
-    resolved_[key] = v;
-    return v;
-  }
-  bool boolean(const std::string& key, bool def) {
-    auto v = take(key);
-    bool b = def;
-    if (v) {
-      if (*v == "true") b = true;
-      else if (*v == "false") b = false;
-      else throw std::invalid_argument(metric_ + ": parameter " + key + "=" + *v + " must be true or false");
-    }
-    resolved_[key] = b;
-    return b;
-  }
-  int integer(const std::string& key, int def, int lo, int hi) {
-    auto v = take(key);
-    int x = def;
-    if (v) {
-      size_t used = 0;
-      try {
-        x = std::stoi(*v, &used);
-      } catch (const std::exception&) {
-        used = 0;
-      }
-      if (used == 0 || used != v->size() || x < lo || x > hi)
-        throw std::invalid_argument(metric_ + ": parameter " + key + "=" + *v + " must be an integer in " +
-                                    std::to_string(lo) + ".." + std::to_string(hi));
-    }
-    resolved_[key] = x;
-    return x;
-  }
-  std::optional<double> number(const std::string& key) {
-    auto v = take(key);
-    if (!v) return std::nullopt;
-    size_t used = 0;
-    double x = 0;
-    try {
-      x = std::stod(*v, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != v->size() || !std::isfinite(x))
-      throw std::invalid_argument(metric_ + ": parameter " + key + "=" + *v + " must be a finite number");
-    resolved_[key] = x;
-    return x;
-  }
-  // A finite number in [lo, hi] (hi may be infinity: no upper bound).
-  std::optional<double> number_in(const std::string& key, double lo, double hi) {
-    const std::optional<double> x = number(key);
-    if (x && (*x < lo || *x > hi))
-      throw std::invalid_argument(metric_ + ": parameter " + key + "=" + given_.at(key) + " must be " +
-                                  (std::isinf(hi) ? "a finite number >= " + format(lo)
-                                                  : "a number in [" + format(lo) + ", " + format(hi) + "]"));
-    return x;
-  }
-  std::optional<std::string> optional_string(const std::string& key) {
-    auto v = take(key);
-    if (v) resolved_[key] = *v;
-    return v;
-  }
-  // Throws when a given parameter was never read.
-  void finish(const std::vector<std::string>& accepted) const {
-    for (const auto& [k, v] : given_) {
-      if (!used_.count(k))
-        throw std::invalid_argument("unknown parameter '" + k + "' for metric " + metric_ + " (accepted: " +
-                                    (accepted.empty() ? std::string("none") : join(accepted)) + ")");
-    }
-  }
-  const json& resolved() const { return resolved_; }
-
- private:
-  std::optional<std::string> take(const std::string& key) {
-    used_.insert(key);
-    auto it = given_.find(key);
-    if (it == given_.end()) return std::nullopt;
-    return it->second;
-  }
-  static std::string format(double x) {
-    std::ostringstream out;
-    out << x;
-    return out.str();
-  }
-  static std::string join(const std::vector<std::string>& v) {
-    std::string s;
-    for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-    return s;
-  }
-
-  std::string metric_;
-  std::map<std::string, std::string> given_;
-  std::set<std::string> used_;
-  json resolved_ = json::object();
-};
 
 // Runs `fn` for one example, turning an exception into one naming the example's line.
 template <typename Fn>
@@ -181,7 +76,7 @@ class SingleNumberScorer : public MetricScorer {
 
 class RougeMetric : public MetricScorer {
  public:
-  explicit RougeMetric(Params& p) : scorer_({"rouge1", "rouge2", "rougeL", "rougeLsum"}, p.boolean("stemmer", false)) {
+  explicit RougeMetric(MetricParams& p) : scorer_({"rouge1", "rouge2", "rougeL", "rougeLsum"}, p.boolean("stemmer", false)) {
     p.finish({"stemmer"});
     params_ = p.resolved();
   }
@@ -214,7 +109,7 @@ class RougeMetric : public MetricScorer {
 // plus its "reference_index". An example whose every reference raises reports the first error.
 class PltrdyMetric : public MetricScorer {
  public:
-  explicit PltrdyMetric(Params& p) {
+  explicit PltrdyMetric(MetricParams& p) {
     p.finish({});
     params_ = p.resolved();
   }
@@ -286,7 +181,7 @@ json bleu_json(const metrics::BleuScore& s) {
 // the mean as aggregate; level=corpus is BLEU().corpus_score over the whole file.
 class BleuMetric : public MetricScorer {
  public:
-  explicit BleuMetric(Params& p) {
+  explicit BleuMetric(MetricParams& p) {
     level_ = p.choice("level", "sentence", {"sentence", "corpus"});
     options_ = level_ == "sentence" ? metrics::BleuOptions::sentence() : metrics::BleuOptions();
     options_.tokenize = p.choice("tokenize", "13a", {"13a", "intl", "none"});
@@ -338,7 +233,7 @@ class BleuMetric : public MetricScorer {
 
 class SquadMetric : public MetricScorer {
  public:
-  explicit SquadMetric(Params& p) {
+  explicit SquadMetric(MetricParams& p) {
     p.finish({});
     params_ = p.resolved();
   }
@@ -371,7 +266,7 @@ const std::vector<std::string>& longbench_functions() {
 // scorer, plus the unrounded mean.
 class LongBenchMetric : public MetricScorer {
  public:
-  LongBenchMetric(std::string function, Params& p) : function_(std::move(function)) {
+  LongBenchMetric(std::string function, MetricParams& p) : function_(std::move(function)) {
     const auto& names = longbench_functions();
     if (std::find(names.begin(), names.end(), function_) == names.end())
       throw std::invalid_argument("unknown metric longbench." + function_ +
@@ -422,7 +317,7 @@ class LongBenchMetric : public MetricScorer {
 // Self-BLEU per line of sentences; "score" is np.mean over the sentences (BUZZ's number).
 class SelfBleuMetric : public MetricScorer {
  public:
-  explicit SelfBleuMetric(Params& p) : ngram_(p.integer("ngram", 4, 1, 255)) {
+  explicit SelfBleuMetric(MetricParams& p) : ngram_(p.integer("ngram", 4, 1, 255)) {
     p.finish({"ngram"});
     params_ = p.resolved();
   }
@@ -449,7 +344,7 @@ class SelfBleuMetric : public MetricScorer {
 
 // nltk METEOR on whitespace tokens (str.split, as the golden vectors); per example the maximum
 // over references.
-std::unique_ptr<MetricScorer> meteor_metric(Params& p) {
+std::unique_ptr<MetricScorer> meteor_metric(MetricParams& p) {
   metrics::MeteorOptions o;
   // nltk's ranges: fmean = P*R / (alpha*P + (1-alpha)*R) is a weighted harmonic mean only for
   // alpha in [0, 1]; penalty = gamma * (chunks/m)^beta stays in [0, 1] (score in [0, fmean]) only
@@ -467,86 +362,13 @@ std::unique_ptr<MetricScorer> meteor_metric(Params& p) {
       "meteor", [o](const ScoreExample& ex) { return metrics::meteor_score(ex.prediction, ex.references, o); }, params);
 }
 
-std::unique_ptr<MetricScorer> simple(Params& p, const std::string& field,
+std::unique_ptr<MetricScorer> simple(MetricParams& p, const std::string& field,
                                      std::function<double(const ScoreExample&)> fn) {
   p.finish({});
   return std::make_unique<SingleNumberScorer>(field, std::move(fn), p.resolved());
 }
 
-// A field that must be an array of strings (non-empty when required_non_empty).
-// `numbers_as_python_str`: numbers are accepted and turned into Python's str() of them, for
-// scorers whose reference compares str(ground_truth) (LongBench count_score: "references": [21]).
-std::vector<std::string> string_array(const json& obj, const char* field, bool required_non_empty,
-                                      const std::string& where, bool numbers_as_python_str = false) {
-  if (!obj.contains(field)) throw std::invalid_argument(where + "missing field \"" + field + "\"");
-  const json& v = obj.at(field);
-  const std::string want = std::string("field \"") + field + "\" must be " +
-                           (required_non_empty ? "a non-empty array of strings" : "an array of strings");
-  if (!v.is_array() || (required_non_empty && v.empty())) throw std::invalid_argument(where + want);
-  std::vector<std::string> out;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (numbers_as_python_str && v[i].is_number()) {
-      out.push_back(v[i].is_number_float() ? metrics::python_float_str(v[i].get<double>())
-                    : v[i].is_number_unsigned() ? std::to_string(v[i].get<uint64_t>())
-                                                : metrics::python_int_str(v[i].get<int64_t>()));
-      continue;
-    }
-    if (!v[i].is_string())
-      throw std::invalid_argument(where + want + " (element " + std::to_string(i) + " is " + v[i].type_name() + ")");
-    out.push_back(v[i].get<std::string>());
-  }
-  return out;
-}
-
-// The fields a line may hold: those the scorer reads, plus "id", a label that never changes a
-// score. Anything else is refused: a field the scorer would silently ignore (a per-line "dataset"
-// for the first-line rule, "all_classes" for a metric without classes) is a wrong number.
-std::vector<std::string> score_fields(const MetricScorer& scorer) {
-  if (scorer.input() == ScoreInput::Sentences) return {"sentences", "id"};
-  std::vector<std::string> fields = {"prediction", "references"};
-  if (scorer.needs_all_classes()) fields.push_back("all_classes");
-  fields.push_back("id");
-  return fields;
-}
-
-void check_fields(const json& obj, const std::vector<std::string>& accepted, const std::string& where) {
-  for (auto it = obj.begin(); it != obj.end(); ++it) {
-    if (std::find(accepted.begin(), accepted.end(), it.key()) != accepted.end()) continue;
-    std::string list;
-    for (const auto& f : accepted) list += (list.empty() ? "" : ", ") + f;
-    throw std::invalid_argument(where + "unknown field \"" + it.key() + "\" (accepted: " + list + ")");
-  }
-}
-
 }  // namespace
-
-std::vector<ScoreExample> read_score_examples(const std::string& path, const MetricScorer& scorer) {
-  std::vector<ScoreExample> examples;
-  // The shared reader frames the lines (blank lines, CRLF, invalid JSON, non-objects, .gz); the
-  // fields and their messages are the score command's own.
-  datasets::for_each_jsonl(path, [&](const datasets::JsonRecord& record) {
-    const json& obj = record.value;
-    const std::string where = path + ":" + std::to_string(record.line) + ": ";
-    ScoreExample ex;
-    ex.line = static_cast<size_t>(record.line);
-    if (scorer.input() == ScoreInput::Sentences) {
-      ex.sentences = string_array(obj, "sentences", true, where);
-    } else {
-      if (!obj.contains("prediction")) throw std::invalid_argument(where + "missing field \"prediction\"");
-      if (!obj.at("prediction").is_string())
-        throw std::invalid_argument(where + "field \"prediction\" must be a string, got " +
-                                    obj.at("prediction").type_name());
-      ex.prediction = obj.at("prediction").get<std::string>();
-      ex.references = string_array(obj, "references", true, where, scorer.accepts_number_references());
-      if (scorer.needs_all_classes()) ex.all_classes = string_array(obj, "all_classes", false, where);
-    }
-    check_fields(obj, score_fields(scorer), where);  // after the fields read: "missing" says more
-    examples.push_back(std::move(ex));
-    return true;
-  });
-  if (examples.empty()) throw std::invalid_argument(path + ": no examples (the file has no non-blank line)");
-  return examples;
-}
 
 std::vector<std::string> score_metric_names() {
   std::vector<std::string> names = {"rouge",     "rouge_pltrdy", "bleu",     "meteor",
@@ -557,7 +379,7 @@ std::vector<std::string> score_metric_names() {
 
 std::unique_ptr<MetricScorer> make_metric_scorer(const std::string& name,
                                                  const std::map<std::string, std::string>& params) {
-  Params p(name, params);
+  MetricParams p(name, params);
   if (name == "rouge") return std::make_unique<RougeMetric>(p);
   if (name == "rouge_pltrdy") return std::make_unique<PltrdyMetric>(p);
   if (name == "bleu") return std::make_unique<BleuMetric>(p);

@@ -14,12 +14,6 @@
 namespace kvbench::harness {
 namespace fs = std::filesystem;
 
-std::string shell_quote(const std::string& text) {
-  std::string out = "'";
-  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
 namespace {
 
 // Each option becomes one "#SBATCH" line of the script: a value that is not the option's form
@@ -50,12 +44,22 @@ SlurmArray write_slurm_array(const std::string& grid_name, const std::vector<Job
   if (jobs.empty()) throw std::invalid_argument("slurm: no pending jobs to submit");
   if (options.dir.empty()) throw std::invalid_argument("slurm: no directory for the job array (--slurm-dir)");
   const fs::path dir = fs::absolute(options.dir);
-  fs::create_directories(dir / "jobs");
-  fs::create_directories(dir / "logs");
   const std::string executable =
       options.executable.empty() ? fs::read_symlink("/proc/self/exe").string() : fs::absolute(options.executable).string();
   const std::string results = fs::absolute(results_dir).string();
   const std::string working_dir = options.working_dir.empty() ? fs::current_path().string() : options.working_dir;
+  // sbatch reads its script line by line, #SBATCH lines and comments included: a control
+  // character in a path or name written there would start a line of its own (a shell command).
+  for (const auto& [what, text] : {std::pair<const char*, std::string>{"the Slurm folder (--slurm-dir)", dir.string()},
+                                   {"the working directory", working_dir},
+                                   {"the kvbench executable's path", executable},
+                                   {"the results folder", results},
+                                   {"the grid's name", grid_name}})
+    if (has_control_character(text))
+      throw std::invalid_argument("slurm: " + std::string(what) + " " + nlohmann::json(text).dump() +
+                                  " holds a control character (a newline or tab), which the sbatch script cannot carry");
+  fs::create_directories(dir / "jobs");
+  fs::create_directories(dir / "logs");
 
   nlohmann::json entries = nlohmann::json::array();
   for (size_t i = 0; i < jobs.size(); ++i) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "harness/job_spec.hpp"
+#include "harness/output_escaping.hpp"
 
 namespace kvbench::harness {
 
@@ -38,7 +39,5 @@ SlurmArray write_slurm_array(const std::string& grid_name, const std::vector<Job
 // failure.
 std::string submit_slurm_array(const SlurmArray& array);
 
-// Quotes for a POSIX shell: 'it'\''s'.
-std::string shell_quote(const std::string& text);
 
 }  // namespace kvbench::harness

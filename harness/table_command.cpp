@@ -4,6 +4,7 @@
 
 #include "harness/atomic_file.hpp"
 #include "harness/command.hpp"
+#include "harness/spec_overrides.hpp"
 #include "harness/table_render.hpp"
 
 namespace kvbench::harness {
@@ -16,13 +17,16 @@ struct TableArgs {
   std::string out;
   std::string model;
   std::vector<std::string> sets;
+  std::string spec_overrides;
   bool print_grid = false;
   std::string grid_out;
 };
 
 int run_table(const TableArgs& args) {
   const TableSpec spec = load_table_spec(args.spec);
-  const nlohmann::json overrides = command_line_overrides(args.model, args.sets);
+  const nlohmann::json overrides =
+      (args.spec_overrides.empty() ? SpecOverrides() : SpecOverrides::load(args.spec_overrides))
+          .for_spec(spec.id, command_line_overrides(args.model, args.sets));
   validate_cell_jobs(spec, overrides);  // --set limit=-2 stops here, not as "N cells missing"
 
   if (args.print_grid || !args.grid_out.empty()) {
@@ -80,6 +84,8 @@ const CommandRegistration registration(
       app.add_option("--out", args->out, "write <id>.md/.csv/.tex into this folder instead of stdout");
       app.add_option("--model", args->model, "our model for every cell (overrides the spec's fixed.model)");
       app.add_option("--set", args->sets, "FIELD=VALUE job field for every cell, e.g. limit=20, task_params.max_tokens=512");
+      app.add_option("--spec-overrides", args->spec_overrides,
+                     "JSON file of job fields per spec id (results/regeneration.json), beneath --model/--set");
       app.add_flag("--print-grid", args->print_grid,
                    "print the grid JSON that runs every job of the table (an array when several grids are needed)");
       app.add_option("--grid-out", args->grid_out, "write the grid(s) to this file (FILE-1.json, FILE-2.json, ... if several)");

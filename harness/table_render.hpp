@@ -1,61 +1,16 @@
 #pragma once
-// A table spec filled with our results (mean ± std over seeds) beside the paper's numbers, and its
-// renderings: Markdown, CSV, LaTeX and an HTML fragment.
-#include <nlohmann/json.hpp>
-
-#include <optional>
+// The renderings of a computed table (harness/table_data.hpp): Markdown, CSV, LaTeX and an HTML
+// fragment for the report; text from specs and results is quoted for each language
+// (harness/output_escaping.hpp).
 #include <string>
-#include <vector>
 
-#include "harness/results_index.hpp"
-#include "harness/table_spec.hpp"
+#include "harness/table_data.hpp"
 
 namespace kvbench::harness {
-
-struct CellValue {
-  nlohmann::json job;                         // the cell's job fields (null for aggregate columns)
-  std::vector<const ResultRecord*> results;   // results that matched and had the metric
-  std::vector<double> values;                 // their metric values, shown units (scaled)
-  std::optional<double> ours;                 // mean (or ratio / aggregate)
-  double std = 0.0;                           // sample standard deviation (n > 1)
-  std::optional<double> paper;
-  std::optional<double> diff;                 // ours - paper
-  bool ambiguous = false;                     // results of different configurations matched
-  std::string ambiguity;                      // which fields differ
-  std::vector<std::string> metric_errors;     // matched results that lack the metric
-  size_t n() const { return values.size(); }
-};
-
-struct TableData {
-  const TableSpec* spec = nullptr;
-  std::vector<std::vector<CellValue>> cells;  // [row][column]
-  std::vector<std::string> our_models;        // models of the matched results (or of the jobs)
-  bool same_model_as_paper = false;
-  size_t job_cells = 0, missing_cells = 0, missing_jobs = 0, total_jobs = 0;
-  std::vector<std::string> warnings;          // ambiguous cells, results without the metric
-  // Per column: Kendall's tau-b between our values and the paper's over the rows that have both
-  // (only where at least 3 rows do): with another model, the ordering is what can be compared.
-  std::vector<std::optional<double>> rank_agreement;
-  std::vector<size_t> rank_rows;
-};
-
-// Kendall's tau-b of paired values (ties handled); nullopt when fewer than 2 pairs or no order.
-std::optional<double> kendall_tau_b(const std::vector<double>& a, const std::vector<double>& b);
-
-// Matches results to every cell. `overrides` are job fields applied to every cell (e.g. --model).
-TableData compute_table(const TableSpec& spec, const ResultsIndex& results, const nlohmann::json& overrides = {});
-
-// Cell texts, shared by every format.
-std::string format_value(double v, int decimals);           // "12.3"
-std::string format_diff(double v, int decimals);            // "+0.4", "-1.2", "0.0"
-std::string format_ours(const CellValue& cell, int decimals);  // "12.3", "12.3 ± 0.4 (n=3)", "—"
 
 std::string render_markdown(const TableData& table);
 std::string render_csv(const TableData& table);
 std::string render_latex(const TableData& table);
 std::string render_html(const TableData& table);  // a <section> fragment for the report
-
-// Escapes <, >, & and " for HTML text and attribute values.
-std::string html_escape(const std::string& s);
 
 }  // namespace kvbench::harness

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "datasets/json_parse.hpp"
+#include "harness/output_escaping.hpp"
 #include "harness/plain_name.hpp"
 #include "policies/budget.hpp"
 #include "tasks/run_task.hpp"
@@ -34,14 +35,24 @@ void check_keys(const json& object, const std::set<std::string>& allowed, const 
     }
 }
 
+// A spec's text is printed into Markdown, LaTeX, gnuplot and HTML: one line, no control characters.
+std::string text_of(const json& value, const std::string& origin, const std::string& field) {
+  if (!value.is_string()) fail(origin, field, "must be a string, got " + value.dump());
+  const std::string text = value.get<std::string>();
+  if (has_control_character(text))
+    fail(origin, field, "must be one line of text without control characters (newline, tab, ...), got " + value.dump());
+  return text;
+}
+
+std::string format_bound(double v) { return std::to_string(static_cast<int64_t>(v)); }
+
 std::string get_string(const json& object, const std::string& key, const std::string& origin, const std::string& where,
                        bool required = false, const std::string& fallback = "") {
   if (!object.contains(key)) {
     if (required) fail(origin, where + key, "required field is missing");
     return fallback;
   }
-  if (!object[key].is_string()) fail(origin, where + key, "must be a string, got " + object[key].dump());
-  return object[key].get<std::string>();
+  return text_of(object[key], origin, where + key);
 }
 
 double get_number(const json& object, const std::string& key, const std::string& origin, const std::string& where,
@@ -80,8 +91,7 @@ MetricSpec parse_metric(const json& j, const std::string& origin, const std::str
     if (!j["paths"].is_array() || j["paths"].size() < 2)
       fail(origin, w + "paths", "must be an array of at least two metric paths");
     for (size_t i = 0; i < j["paths"].size(); ++i) {
-      if (!j["paths"][i].is_string()) fail(origin, w + "paths[" + std::to_string(i) + "]", "must be a string");
-      m.paths.push_back(j["paths"][i]);
+      m.paths.push_back(text_of(j["paths"][i], origin, w + "paths[" + std::to_string(i) + "]"));
     }
     m.combine = one_of(get_string(j, "combine", origin, w, true), {"geomean", "mean"}, origin, w + "combine");
   }
@@ -145,13 +155,16 @@ FigureSpec parse_figure(const json& j, const std::string& origin) {
   f.palette = get_string(j, "palette", origin, w, false, "good_high");
   one_of(f.palette, {"good_high", "good_low", "closeness"}, origin, w + "palette");
   f.curve = one_of(get_string(j, "curve", origin, w, false, "moving"), {"moving", "cumulative"}, origin, w + "curve");
-  const double window = get_number(j, "window", origin, w, 64);
-  if (window < 1 || window != static_cast<int>(window)) fail(origin, w + "window", "must be a positive integer");
-  f.window = static_cast<int>(window);
+  // Bounded before the cast: a double beyond int's range does not convert.
+  auto bounded_integer = [&](const char* key, double fallback, double lo, double hi) {
+    const double v = get_number(j, key, origin, w, fallback);
+    if (!(v >= lo && v <= hi) || v != std::floor(v))
+      fail(origin, w + key, "must be an integer in " + format_bound(lo) + ".." + format_bound(hi) + ", got " + j[key].dump());
+    return static_cast<int>(v);
+  };
+  f.window = bounded_integer("window", 64, 1, 1e6);
   f.y = one_of(get_string(j, "y", origin, w, false, "nll"), {"nll", "perplexity"}, origin, w + "y");
-  const double points = get_number(j, "max_points", origin, w, 2000);
-  if (points < 2 || points != static_cast<int>(points)) fail(origin, w + "max_points", "must be an integer >= 2");
-  f.max_points = static_cast<int>(points);
+  f.max_points = bounded_integer("max_points", 2000, 2, 1e6);
   return f;
 }
 
@@ -314,8 +327,7 @@ TableSpec parse_table_spec(const json& j, const std::string& origin) {
   if (p.contains("model_ids")) {
     if (!p["model_ids"].is_array()) fail(origin, "paper.model_ids", "must be an array of strings");
     for (size_t i = 0; i < p["model_ids"].size(); ++i) {
-      if (!p["model_ids"][i].is_string()) fail(origin, "paper.model_ids[" + std::to_string(i) + "]", "must be a string");
-      s.paper_model_ids.push_back(p["model_ids"][i]);
+      s.paper_model_ids.push_back(text_of(p["model_ids"][i], origin, "paper.model_ids[" + std::to_string(i) + "]"));
     }
   }
 
@@ -369,8 +381,7 @@ TableSpec parse_table_spec(const json& j, const std::string& origin) {
   if (j.contains("notes")) {
     if (!j["notes"].is_array()) fail(origin, "notes", "must be an array of strings");
     for (size_t i = 0; i < j["notes"].size(); ++i) {
-      if (!j["notes"][i].is_string()) fail(origin, "notes[" + std::to_string(i) + "]", "must be a string");
-      s.notes.push_back(j["notes"][i]);
+      s.notes.push_back(text_of(j["notes"][i], origin, "notes[" + std::to_string(i) + "]"));
     }
   }
   if (j.contains("figure")) s.figure = parse_figure(j["figure"], origin);
@@ -449,86 +460,6 @@ MetricSpec cell_metric(const TableSpec& spec, size_t r, size_t c) {
   for (auto& path : m.paths)
     path = replace_all(replace_all(path, "{row}", spec.rows.at(r).key), "{column}", spec.columns.at(c).key);
   return m;
-}
-
-namespace {
-
-// The grid's axes: the policy with its parameters is one value.
-json policy_value(const json& job) {
-  return {{"name", job.at("policy")}, {"params", job.value("policy_params", json::object())}};
-}
-
-json job_fixed_part(json job) {
-  for (const char* k : {"task", "policy", "policy_params", "budget", "model", "seed"}) job.erase(k);
-  return job;
-}
-
-template <typename Key>
-std::vector<std::vector<json>> partition(const std::vector<json>& jobs, Key key) {
-  std::vector<std::vector<json>> parts;
-  std::map<std::string, size_t> index;
-  for (const auto& job : jobs) {
-    const std::string k = key(job).dump();
-    auto it = index.find(k);
-    if (it == index.end()) {
-      index[k] = parts.size();
-      parts.push_back({job});
-    } else {
-      parts[it->second].push_back(job);
-    }
-  }
-  return parts;
-}
-
-// Jobs sharing their fixed part: one grid if they form a full product, else split by policy,
-// then by task, until each part is a product (a single job always is).
-void add_product_grids(const std::vector<json>& jobs, const json& seeds, json& grids, int depth = 0) {
-  std::vector<json> tasks, policies, budgets, models;
-  auto add_unique = [](std::vector<json>& values, const json& v) {
-    if (std::find(values.begin(), values.end(), v) == values.end()) values.push_back(v);
-  };
-  for (const auto& job : jobs) {
-    add_unique(tasks, job.at("task"));
-    add_unique(policies, policy_value(job));
-    add_unique(budgets, job.at("budget"));
-    add_unique(models, job.value("model", json()));
-  }
-  if (tasks.size() * policies.size() * budgets.size() * models.size() == jobs.size()) {
-    json axes = {{"task", tasks}, {"policy", policies}, {"budget", budgets}};
-    if (!(models.size() == 1 && models[0].is_null())) axes["model"] = models;
-    if (!seeds.empty()) axes["seed"] = seeds;
-    grids.push_back({{"axes", axes}, {"fixed", job_fixed_part(jobs.front())}});
-    return;
-  }
-  auto by = depth == 0 ? std::function<json(const json&)>([](const json& j) { return policy_value(j); })
-          : depth == 1 ? std::function<json(const json&)>([](const json& j) { return j.at("task"); })
-                       : std::function<json(const json&)>([](const json& j) { return j.at("budget"); });
-  for (const auto& part : partition(jobs, by)) add_product_grids(part, seeds, grids, depth + 1);
-}
-
-}  // namespace
-
-json table_grids(const TableSpec& spec, const json& overrides) {
-  std::vector<json> jobs;
-  std::set<std::string> seen;
-  for (size_t r = 0; r < spec.rows.size(); ++r)
-    for (size_t c = 0; c < spec.columns.size(); ++c) {
-      if (spec.is_aggregate_column(c) || !spec.rows[r].curve_file.empty()) continue;
-      json job = cell_job(spec, r, c, overrides);
-      job.erase("seed");
-      if (seen.insert(job.dump()).second) jobs.push_back(job);
-    }
-  json seeds = json::array();
-  for (int64_t s : spec.seeds) seeds.push_back(s);
-  json grids = json::array();
-  for (const auto& group : partition(jobs, [](const json& j) { return job_fixed_part(j); }))
-    add_product_grids(group, seeds, grids);
-  // Named after the spec (kvbench grid names its Slurm folder after the grid).
-  for (size_t i = 0; i < grids.size(); ++i) {
-    grids[i]["name"] = grids.size() == 1 ? spec.id : spec.id + "-" + std::to_string(i + 1);
-    grids[i]["description"] = spec.title;
-  }
-  return grids;
 }
 
 }  // namespace kvbench::harness

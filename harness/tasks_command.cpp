@@ -1,35 +1,40 @@
-// `kvbench tasks`: every task with its settings (prompt template, truncation, decoding, metric).
+// `kvbench tasks`: every task with its settings (prompt template, truncation, decoding, metric)
+// and its parameters (declared once, base/param.hpp); --json prints
+// [{"name", "summary", "source", "params": [...], "settings": {...}}].
 #include <iostream>
 
+#include "base/param_listing.hpp"
 #include "harness/command.hpp"
 #include "tasks/task_registry.hpp"
 
 namespace kvbench::harness {
 namespace {
 
+// Where a task's protocol comes from, as its settings name it.
+std::string source_of(const nlohmann::json& settings) {
+  for (const char* key : {"source", "benchmark", "reference"})
+    if (settings.contains(key) && settings[key].is_string()) return settings[key];
+  return "";
+}
+
 int run_tasks(bool json) {
   nlohmann::json all = nlohmann::json::array();
-  for (const auto& family : tasks::registered_task_families()) {
-    std::vector<std::string> names;
-    if (family.name.back() == '/') {
-      for (const auto& m : family.members) names.push_back(family.name + m);
-    } else {
-      names.push_back(family.name);
+  for (const auto& name : tasks::known_task_names()) {
+    const auto task = tasks::make_task(name);
+    nlohmann::json settings = task->settings();
+    const std::string summary = tasks::task_family(name).description;
+    if (json) {
+      all.push_back({{"name", name},
+                     {"summary", summary},
+                     {"source", source_of(settings)},
+                     {"params", params::describe(task->parameters())},
+                     {"settings", settings}});
+      continue;
     }
-    for (const auto& name : names) {
-      const auto task = tasks::make_task(name);
-      nlohmann::json settings = task->settings();
-      nlohmann::json accepted = nlohmann::json::object();  // task_params: name -> what the value must be
-      for (const auto& p : task->parameters()) accepted[p.name] = p.expected();
-      settings["task_params"] = accepted;
-      if (json) {
-        all.push_back({{"name", name}, {"description", family.description}, {"settings", settings}});
-      } else {
-        std::cout << name << "\n  " << family.description << "\n";
-        for (auto it = settings.begin(); it != settings.end(); ++it)
-          std::cout << "  " << it.key() << ": " << (it->is_string() ? it->get<std::string>() : it->dump()) << "\n";
-      }
-    }
+    std::cout << name << "\n  " << summary << "\n";
+    for (auto it = settings.begin(); it != settings.end(); ++it)
+      std::cout << "  " << it.key() << ": " << (it->is_string() ? it->get<std::string>() : it->dump()) << "\n";
+    std::cout << "  task_params:\n" << params::text_listing(task->parameters(), "    ");
   }
   if (json) std::cout << all.dump(2) << "\n";
   return 0;

@@ -1,9 +1,13 @@
 // Attribute and item access, slicing, iteration and the Python methods of str, dict and list
 // that the sandbox allows.
+#include <string.h>  // memmem
+
 #include <algorithm>
 #include <set>
+#include <string_view>
 
 #include "jinja/builtins.hpp"
+#include "jinja/limits.hpp"
 #include "jinja/utf8.hpp"
 
 namespace kvbench::jinja {
@@ -20,9 +24,49 @@ Value unsafe(const Value& object, const std::string& name) {
   return Value::undefined("access to attribute '" + name + "' of '" + object.type_name() + "' object is unsafe.");
 }
 
+// Substring search. std::string::find compares at every position, O(n·m) at worst, which a long
+// needle that almost matches everywhere turns into hours; glibc's memmem is linear (two-way
+// algorithm) in time and constant in space. Each search is charged a step and the bytes it
+// scanned, so a loop over the matches costs the text's length once.
+size_t find_in(std::string_view hay, std::string_view needle, size_t from = 0) {
+  if (from > hay.size()) return std::string::npos;
+  const void* at = memmem(hay.data() + from, hay.size() - from, needle.data(), needle.size());
+  const size_t found = at ? static_cast<size_t>(static_cast<const char*>(at) - hay.data()) : std::string::npos;
+  charge_steps(1);
+  charge_bytes(found == std::string::npos ? hay.size() - from : found + needle.size() - from);
+  return found;
+}
+
+// The last occurrence of `needle`, or npos (std::string::rfind). Short needles bound the naive
+// search; long ones search the reversed strings forwards.
+size_t rfind_in(std::string_view hay, std::string_view needle) {
+  constexpr size_t kShortNeedle = 32;
+  charge_steps(1);
+  charge_bytes(hay.size());
+  if (needle.size() <= kShortNeedle) return hay.rfind(needle);
+  const std::string rhay(hay.rbegin(), hay.rend()), rneedle(needle.rbegin(), needle.rend());
+  const size_t r = find_in(rhay, rneedle);
+  return r == std::string::npos ? r : hay.size() - r - needle.size();
+}
+
 const std::string& string_arg(const Value& v, const std::string& what) {
   if (!v.is_string()) throw OperationError(what + " must be str, not " + v.type_name());
   return v.as_string();
+}
+
+// The parts of `s` between occurrences of `d`, at most `maxsplit` splits (< 0: all).
+std::vector<std::string> split_on(const std::string& s, const std::string& d, int64_t maxsplit) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  int64_t n = 0;
+  for (size_t at = find_in(s, d); at != std::string::npos && (maxsplit < 0 || n < maxsplit);
+       at = find_in(s, d, start), ++n) {
+    check_list_size(parts.size() + 2);
+    parts.push_back(s.substr(start, at - start));
+    start = at + d.size();
+  }
+  parts.push_back(s.substr(start));
+  return parts;
 }
 
 // Python str.split / rsplit.
@@ -37,6 +81,7 @@ List split(const std::string& s, const Value& sep, int64_t maxsplit, bool from_r
       if (i == cps.size()) break;
       size_t j = i;
       while (j < cps.size() && !utf8::is_space(cps[j])) ++j;
+      check_list_size(words.size() + 1);
       words.emplace_back(i, j);
       i = j;
     }
@@ -59,31 +104,19 @@ List split(const std::string& s, const Value& sep, int64_t maxsplit, bool from_r
   if (d.empty()) throw OperationError("empty separator");
   std::vector<std::string> parts;
   if (!from_right) {
-    size_t start = 0;
-    int64_t n = 0;
-    for (size_t at = s.find(d); at != std::string::npos && (maxsplit < 0 || n < maxsplit); at = s.find(d, start), ++n) {
-      parts.push_back(s.substr(start, at - start));
-      start = at + d.size();
-    }
-    parts.push_back(s.substr(start));
+    parts = split_on(s, d, maxsplit);
   } else {
-    size_t end = s.size();
-    int64_t n = 0;
-    while (maxsplit < 0 || n < maxsplit) {
-      if (end < d.size()) break;
-      const size_t at = s.rfind(d, end - d.size());
-      if (at == std::string::npos) break;
-      parts.push_back(s.substr(at + d.size(), end - at - d.size()));
-      end = at;
-      ++n;
-    }
-    parts.push_back(s.substr(0, end));
+    // rsplit is split of the reversed strings, the parts reversed back: one forward search per
+    // part. Bytes are reversed twice, so UTF-8 survives.
+    parts = split_on(std::string(s.rbegin(), s.rend()), std::string(d.rbegin(), d.rend()), maxsplit);
+    for (auto& p : parts) std::reverse(p.begin(), p.end());
     std::reverse(parts.begin(), parts.end());
   }
   for (auto& p : parts) out.emplace_back(std::move(p));
   return out;
 }
 
+// Python str.replace; the result can be far larger than `s`, so every append is checked.
 std::string replace(const std::string& s, const std::string& old, const std::string& with, int64_t count) {
   std::string out;
   if (old.empty()) {  // Python inserts `with` around every character
@@ -91,7 +124,7 @@ std::string replace(const std::string& s, const std::string& old, const std::str
     int64_t n = 0;
     for (size_t i = 0; i <= cps.size(); ++i) {
       if (count < 0 || n < count) {
-        out += with;
+        append_checked(out, with);
         ++n;
       }
       if (i < cps.size()) utf8::append(out, cps[i]);
@@ -100,11 +133,14 @@ std::string replace(const std::string& s, const std::string& old, const std::str
   }
   size_t start = 0;
   int64_t n = 0;
-  for (size_t at = s.find(old); at != std::string::npos && (count < 0 || n < count); at = s.find(old, start), ++n) {
-    out += s.substr(start, at - start) + with;
+  for (size_t at = find_in(s, old); at != std::string::npos && (count < 0 || n < count);
+       at = find_in(s, old, start), ++n) {
+    append_checked(out, std::string_view(s).substr(start, at - start));
+    append_checked(out, with);
     start = at + old.size();
   }
-  return out + s.substr(start);
+  append_checked(out, std::string_view(s).substr(start));
+  return out;
 }
 
 char32_t ascii_upper(char32_t c) { return c >= 'a' && c <= 'z' ? c - 32 : c; }
@@ -145,7 +181,9 @@ int64_t code_point_index(const std::string& s, size_t byte_offset) {
 bool affix_matches(const std::string& s, const Value& affix, bool prefix) {
   auto one = [&](const Value& a) {
     const std::string& x = string_arg(a, prefix ? "startswith first arg" : "endswith first arg");
+    charge_steps(1);
     if (x.size() > s.size()) return false;
+    charge_bytes(x.size());
     return prefix ? s.compare(0, x.size(), x) == 0 : s.compare(s.size() - x.size(), x.size(), x) == 0;
   };
   if (affix.is_list()) {
@@ -185,7 +223,7 @@ std::string python_format(const std::string& fmt, Arguments& args) {
           if (k == field) v = &val;
         if (!v) throw OperationError("KeyError: '" + field + "'");
       }
-      out += v->str();
+      append_checked(out, v->str());
       i = close;
     } else if (c == '}') {
       throw OperationError("Single '}' encountered in format string");
@@ -202,8 +240,9 @@ Value string_method(const Value& self, const std::string& name) {
       "capitalize", "replace", "find", "rfind", "index", "rindex", "count", "join", "isdigit", "isalpha",
       "isalnum", "isspace", "islower", "isupper", "splitlines", "format", "removeprefix", "removesuffix"};
   if (!kMethods.count(name)) return no_attribute(self, name);
-  return Value::function("str." + name, [self, name](Arguments& args) -> Value {
+  return Value::method(self, "str." + name, [self, name](Arguments& args) -> Value {
     const std::string& s = self.as_string();
+    charge_bytes(s.size());  // every method reads the string at most a few times
     const std::string fn = "str." + name;
     if (name == "strip" || name == "lstrip" || name == "rstrip") {
       ArgumentReader r(args, fn, {"chars"});
@@ -229,7 +268,7 @@ Value string_method(const Value& self, const std::string& name) {
     if (name == "find" || name == "rfind" || name == "index" || name == "rindex") {
       ArgumentReader r(args, fn, {"sub"});
       const std::string& sub = string_arg(r.get(0), name + "() argument");
-      const size_t at = name[0] == 'r' || name == "rindex" ? s.rfind(sub) : s.find(sub);
+      const size_t at = name[0] == 'r' ? rfind_in(s, sub) : find_in(s, sub);
       if (at == std::string::npos) {
         if (name == "index" || name == "rindex") throw OperationError("substring not found");
         return Value(-1);
@@ -241,7 +280,7 @@ Value string_method(const Value& self, const std::string& name) {
       const std::string& sub = string_arg(r.get(0), "count() argument");
       if (sub.empty()) return Value(static_cast<int64_t>(utf8::length(s) + 1));
       int64_t n = 0;
-      for (size_t at = s.find(sub); at != std::string::npos; at = s.find(sub, at + sub.size())) ++n;
+      for (size_t at = find_in(s, sub); at != std::string::npos; at = find_in(s, sub, at + sub.size())) ++n;
       return Value(n);
     }
     if (name == "join") {
@@ -250,7 +289,8 @@ Value string_method(const Value& self, const std::string& name) {
       bool first = true;
       for (const auto& item : iterate(r.get(0))) {
         if (!item.is_string()) throw OperationError("sequence item: expected str instance, " + item.type_name() + " found");
-        out += (first ? "" : s) + item.as_string();
+        append_checked(out, first ? "" : s);
+        append_checked(out, item.as_string());
         first = false;
       }
       return Value(out);
@@ -266,6 +306,7 @@ Value string_method(const Value& self, const std::string& name) {
       size_t start = 0;
       for (size_t i = 0; i < s.size(); ++i) {
         if (s[i] == '\n' || s[i] == '\r') {
+          check_list_size(out.size() + 1);
           out.emplace_back(s.substr(start, i - start));
           if (s[i] == '\r' && i + 1 < s.size() && s[i + 1] == '\n') ++i;
           start = i + 1;
@@ -296,7 +337,7 @@ Value dict_method(const Value& self, const std::string& name) {
   static const std::set<std::string> kUnsafe = {"update", "pop", "popitem", "setdefault", "clear", "fromkeys"};
   if (kUnsafe.count(name)) return unsafe(self, name);
   if (name != "items" && name != "keys" && name != "values" && name != "get" && name != "copy") return Value();
-  return Value::function("dict." + name, [self, name](Arguments& args) -> Value {
+  return Value::method(self, "dict." + name, [self, name](Arguments& args) -> Value {
     const Dict& d = self.as_dict();
     if (name == "get") {
       ArgumentReader r(args, "dict.get", {"key", "default"});
@@ -319,10 +360,11 @@ Value list_method(const Value& self, const std::string& name) {
   static const std::set<std::string> kUnsafe = {"append", "extend", "insert", "pop", "remove", "reverse", "sort", "clear"};
   if (kUnsafe.count(name)) return unsafe(self, name);
   if (name != "index" && name != "count" && name != "copy") return no_attribute(self, name);
-  return Value::function("list." + name, [self, name](Arguments& args) -> Value {
+  return Value::method(self, "list." + name, [self, name](Arguments& args) -> Value {
     const List& l = self.as_list();
     if (name == "copy") return Value(List(l));
     ArgumentReader r(args, "list." + name, {"value"});
+    charge_steps(l.size());  // a comparison per item, at most
     int64_t count = 0;
     for (size_t i = 0; i < l.size(); ++i) {
       if (!equals(l[i], r.get(0))) continue;
@@ -340,9 +382,12 @@ std::string python_strip(const std::string& s, const Value& chars, bool left, bo
   auto cps = utf8::decode(s);
   std::vector<char32_t> set;
   const bool whitespace = chars.is_none() || chars.is_undefined();
-  if (!whitespace) set = utf8::decode(string_arg(chars, "strip arg"));
+  if (!whitespace) {
+    set = utf8::decode(string_arg(chars, "strip arg"));
+    std::sort(set.begin(), set.end());  // searched once per stripped character
+  }
   auto strip_it = [&](char32_t c) {
-    return whitespace ? utf8::is_space(c) : std::find(set.begin(), set.end(), c) != set.end();
+    return whitespace ? utf8::is_space(c) : std::binary_search(set.begin(), set.end(), c);
   };
   size_t b = 0, e = cps.size();
   if (left)
@@ -352,18 +397,24 @@ std::string python_strip(const std::string& s, const Value& chars, bool left, bo
   return utf8::encode({cps.begin() + static_cast<long>(b), cps.begin() + static_cast<long>(e)});
 }
 
+// Copies the items, so it costs as building a list does.
 List iterate(const Value& v) {
   switch (v.kind()) {
     case Value::Kind::kUndefined: return {};
-    case Value::Kind::kList: return v.as_list();
+    case Value::Kind::kList: charge_items(v.as_list().size()); return v.as_list();
     case Value::Kind::kDict: {
+      charge_items(v.as_dict().items.size());
       List keys;
       for (const auto& kv : v.as_dict().items) keys.push_back(kv.first);
       return keys;
     }
     case Value::Kind::kString: {
+      const auto cps = utf8::decode(v.as_string());
+      check_list_size(cps.size());  // before allocating a value per character
+      charge_items(cps.size());
       List chars;
-      for (char32_t c : utf8::decode(v.as_string())) {
+      chars.reserve(cps.size());
+      for (char32_t c : cps) {
         std::string s;
         utf8::append(s, c);
         chars.emplace_back(std::move(s));
@@ -477,11 +528,14 @@ bool contains(const Value& container, const Value& item) {
       if (item.is_undefined()) item.fail_undefined();
       if (!item.is_string())
         throw OperationError("'in <string>' requires string as left operand, not " + item.type_name());
-      return container.as_string().find(item.as_string()) != std::string::npos;
-    case Value::Kind::kList:
-      for (const auto& v : container.as_list())
-        if (equals(v, item)) return true;
-      return false;
+      return find_in(container.as_string(), item.as_string()) != std::string::npos;
+    case Value::Kind::kList: {
+      const List& items = container.as_list();
+      size_t i = 0;
+      while (i < items.size() && !equals(items[i], item)) ++i;
+      charge_steps(i);  // a step per comparison
+      return i < items.size();
+    }
     case Value::Kind::kDict: return container.as_dict().find(item) != nullptr;
     default: throw OperationError("argument of type '" + container.type_name() + "' is not iterable");
   }

@@ -30,4 +30,10 @@ std::vector<Value> ArgumentReader::rest() const {
   return std::vector<Value>(args_.positional.begin() + static_cast<long>(parameters_.size()), args_.positional.end());
 }
 
+int64_t integer_argument(const Value& v) {
+  if (!v.is_int() && !v.is_bool())
+    throw OperationError("'" + v.type_name() + "' object cannot be interpreted as an integer");
+  return v.as_int();
+}
+
 }  // namespace kvbench::jinja

@@ -23,6 +23,13 @@ Value get_slice(const Value& object, const Value* start, const Value* stop, cons
 
 Value binary_operation(const std::string& op, const Value& left, const Value& right);
 Value unary_minus(const Value& operand);
+// Python's ints are unbounded; ours are 64-bit, so what Python would widen is an error instead.
+[[noreturn]] void integer_overflow();
+int64_t negate(int64_t v);
+// Python int(float): truncates; inf and nan raise.
+int64_t float_to_int(double x);
+// Python a % b (b != 0), which has the sign of b.
+int64_t python_mod(int64_t a, int64_t b);
 bool contains(const Value& container, const Value& item);  // Python `item in container`
 
 // Python iteration: str yields characters, dict its keys, Undefined nothing.
@@ -45,6 +52,9 @@ class ArgumentReader {
   std::vector<std::string> parameters_;
   std::vector<const Value*> bound_;
 };
+
+// Python's operator.index(): an int (or bool) where a size or count is expected.
+int64_t integer_argument(const Value& v);
 
 std::string python_strip(const std::string& s, const Value& chars, bool left, bool right);
 

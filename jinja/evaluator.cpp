@@ -1,8 +1,11 @@
 #include "jinja/evaluator.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <map>
 
 #include "jinja/builtins.hpp"
+#include "jinja/limits.hpp"
 
 namespace kvbench::jinja {
 namespace {
@@ -23,14 +26,34 @@ enum class Flow { kNormal, kBreak, kContinue };
 
 constexpr int64_t kMaxRange = 100000;  // Jinja2's sandbox MAX_RANGE
 constexpr int kMaxCallDepth = 200;     // a recursive macro fails cleanly instead of overflowing the stack
+// Statements and expressions evaluated inside one another. The parser bounds one template's
+// nesting; macros calling macros add theirs up, and this keeps the stack bounded even then (about
+// 1 KiB a level). The stack the render uses is bounded too, as frames are several times larger in
+// sanitizer and debug builds. Real templates reach 25 levels and 25 KiB.
+constexpr int kMaxRecursion = 1000;
+constexpr uintptr_t kMaxStackBytes = uintptr_t{2} << 20;
+// What a loop iteration costs even with an empty body: it builds a frame and a loop object of a
+// dozen attributes, about as much work as 16 simple expressions.
+constexpr uint64_t kStepsPerIteration = 16;
+
+// Output buffers (the render's, a macro's, a captured block's) are all bounded like strings.
+void emit(std::string& out, std::string_view text) { append_checked(out, text, "rendered output"); }
 
 class Evaluator {
  public:
-  Evaluator(const Value& context, const RenderOptions& options) : context_(context), options_(options) {
+  Evaluator(const Value& context, const RenderOptions& options)
+      : context_(context), options_(options), budget_(options.max_steps) {
     install_globals();
   }
 
+  // Namespaces can contain one another, even themselves: emptying them frees the cycles that
+  // reference counting cannot, and frees long chains of them one link at a time.
+  ~Evaluator() {
+    for (auto& ns : namespaces_) ns->attributes.clear();
+  }
+
   std::string run(const Body& body) {
+    stack_base_ = stack_address();
     std::string out;
     auto root = std::make_shared<Frame>();
     exec(body, root, out);
@@ -38,6 +61,40 @@ class Evaluator {
   }
 
  private:
+  // One statement or expression evaluated: a step of the budget and a level of recursion.
+  class Step {
+   public:
+    explicit Step(Evaluator& ev) : ev_(ev) {
+      charge_steps(1);
+      if (ev_.recursion_ >= kMaxRecursion || ev_.stack_base_ - stack_address() > kMaxStackBytes)
+        throw OperationError("maximum recursion depth exceeded (more than " + std::to_string(kMaxRecursion) +
+                             " statements and expressions inside one another, or 2 MiB of stack)");
+      ++ev_.recursion_;
+    }
+    ~Step() { --ev_.recursion_; }
+    Step(const Step&) = delete;
+    Step& operator=(const Step&) = delete;
+
+   private:
+    Evaluator& ev_;
+  };
+
+  // The current frame's address; stacks grow down on the platforms we build for. (The address of
+  // a local would not do: sanitizers may move locals off the stack.)
+  static uintptr_t stack_address() { return reinterpret_cast<uintptr_t>(__builtin_frame_address(0)); }
+
+  // Every namespace stays here until the render ends (see ~Evaluator); those nothing else holds
+  // any more are dropped now and then, so memory stays that of the live ones.
+  void track_namespace(std::shared_ptr<Object> ns) {
+    if (namespaces_.size() >= prune_at_) {
+      namespaces_.erase(std::remove_if(namespaces_.begin(), namespaces_.end(),
+                                       [](const std::shared_ptr<Object>& o) { return o.use_count() == 1; }),
+                        namespaces_.end());
+      prune_at_ = std::max<size_t>(64, 2 * namespaces_.size());
+    }
+    namespaces_.push_back(std::move(ns));
+  }
+
   [[noreturn]] static void rethrow(const OperationError& e, SourceLocation where) {
     if (dynamic_cast<const RaisedByTemplate*>(&e)) throw TemplateRaised(e.what(), where);
     throw TemplateRuntimeError(e.what(), where);
@@ -48,16 +105,16 @@ class Evaluator {
       if (!args.keywords.empty()) throw OperationError("range() takes no keyword arguments");
       const auto& p = args.positional;
       if (p.empty() || p.size() > 3) throw OperationError("range expected 1 to 3 arguments, got " + std::to_string(p.size()));
-      for (const auto& v : p)
-        if (!v.is_int() && !v.is_bool()) throw OperationError("'" + v.type_name() + "' object cannot be interpreted as an integer");
+      for (const auto& v : p) integer_argument(v);
       const int64_t start = p.size() > 1 ? p[0].as_int() : 0, stop = p.size() > 1 ? p[1].as_int() : p[0].as_int();
       const int64_t step = p.size() > 2 ? p[2].as_int() : 1;
       if (step == 0) throw OperationError("range() arg 3 must not be zero");
       List out;
-      for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+      for (int64_t i = start; step > 0 ? i < stop : i > stop;) {
         if (static_cast<int64_t>(out.size()) >= kMaxRange)
           throw OperationError("Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).");
         out.emplace_back(i);
+        if (__builtin_add_overflow(i, step, &i)) break;  // past the 64-bit end: nothing more in range
       }
       return Value(out);
     });
@@ -67,7 +124,7 @@ class Evaluator {
       for (const auto& [k, v] : args.keywords) d.set(Value(k), v);
       return Value(d);
     });
-    globals_["namespace"] = Value::function("namespace", [](Arguments& args) -> Value {
+    globals_["namespace"] = Value::function("namespace", [this](Arguments& args) -> Value {
       auto ns = std::make_shared<Object>();
       ns->type_name = "Namespace";
       ns->assignable = true;
@@ -77,6 +134,8 @@ class Evaluator {
         for (const auto& [k, v] : args.positional[0].as_dict().items) ns->attributes[k.str()] = v;
       }
       for (const auto& [k, v] : args.keywords) ns->attributes[k] = v;
+      charge_items(1 + ns->attributes.size());
+      track_namespace(ns);
       return Value(ns);
     });
     globals_["raise_exception"] = Value::function("raise_exception", [](Arguments& args) -> Value {
@@ -86,7 +145,9 @@ class Evaluator {
     auto clock = options_.strftime_now ? options_.strftime_now : strftime_local_now;
     globals_["strftime_now"] = Value::function("strftime_now", [clock](Arguments& args) -> Value {
       ArgumentReader r(args, "strftime_now", {"format"});
-      return Value(clock(r.get(0).str()));
+      const Value& format = r.get(0);
+      if (!format.is_string()) throw OperationError("strftime() argument 1 must be str, not " + format.type_name());
+      return Value(clock(format.as_string()));
     });
   }
 
@@ -113,9 +174,18 @@ class Evaluator {
   }
 
   Flow exec(const Stmt& s, const FramePtr& frame, std::string& out) {
+    try {
+      Step step(*this);
+      return exec_inner(s, frame, out);
+    } catch (const OperationError& e) {
+      rethrow(e, s.where);
+    }
+  }
+
+  Flow exec_inner(const Stmt& s, const FramePtr& frame, std::string& out) {
     switch (s.kind) {
-      case Stmt::Kind::kText: out += s.text; return Flow::kNormal;
-      case Stmt::Kind::kOutput: out += eval(*s.expr, frame).str(); return Flow::kNormal;
+      case Stmt::Kind::kText: emit(out, s.text); return Flow::kNormal;
+      case Stmt::Kind::kOutput: emit(out, eval(*s.expr, frame).str()); return Flow::kNormal;
       case Stmt::Kind::kIf:
         for (size_t i = 0; i < s.conditions.size(); ++i)
           if (eval(*s.conditions[i], frame).truthy()) return exec(s.bodies[i], frame, out);
@@ -132,13 +202,13 @@ class Evaluator {
       case Stmt::Kind::kMacro: frame->vars[s.name] = make_macro(s.name, s.params, s.bodies[0], frame, s.where); return Flow::kNormal;
       case Stmt::Kind::kCallBlock: {
         Value caller = make_macro("caller", s.params, s.bodies[0], frame, s.where);
-        out += eval_call(*s.expr, frame, &caller).str();
+        emit(out, eval_call(*s.expr, frame, &caller).str());
         return Flow::kNormal;
       }
       case Stmt::Kind::kFilterBlock: {
         std::string captured;
         exec(s.bodies[0], frame, captured);
-        out += apply_filters(s.filters, Value(captured), frame).str();
+        emit(out, apply_filters(s.filters, Value(captured), frame).str());
         return Flow::kNormal;
       }
       case Stmt::Kind::kBreak: return Flow::kBreak;
@@ -165,11 +235,13 @@ class Evaluator {
       frame.vars[targets[0]] = item;
       return;
     }
+    if (!item.is_list() && !item.is_dict() && !item.is_string() && !item.is_undefined())
+      throw TemplateRuntimeError("cannot unpack non-iterable " + item.type_name() + " object", where);
     List parts;
     try {
       parts = iterate(item);
     } catch (const OperationError& e) {
-      rethrow(OperationError("cannot unpack non-iterable " + item.type_name() + " object"), where);
+      rethrow(e, where);
     }
     if (parts.size() != targets.size())
       throw TemplateRuntimeError(parts.size() > targets.size()
@@ -217,6 +289,7 @@ class Evaluator {
     }
     const int64_t n = static_cast<int64_t>(items.size());
     for (int64_t i = 0; i < n; ++i) {
+      charge_steps(kStepsPerIteration);
       auto iteration = std::make_shared<Frame>();
       iteration->parent = frame;
       bind(s.targets, items[static_cast<size_t>(i)], *iteration, s.where);
@@ -314,6 +387,7 @@ class Evaluator {
 
   Value eval(const Expr& e, const FramePtr& frame) {
     try {
+      Step step(*this);
       return eval_inner(e, frame);
     } catch (const OperationError& err) {
       rethrow(err, e.where);
@@ -406,8 +480,13 @@ class Evaluator {
 
   const Value& context_;
   const RenderOptions& options_;
+  RenderBudget budget_;  // installed for this thread while the evaluator lives
   std::map<std::string, Value> globals_;
-  int depth_ = 0;
+  std::vector<std::shared_ptr<Object>> namespaces_;
+  size_t prune_at_ = 64;
+  int depth_ = 0;      // macro calls
+  int recursion_ = 0;  // statements and expressions (Step)
+  uintptr_t stack_base_ = 0;
 };
 
 }  // namespace

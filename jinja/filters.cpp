@@ -1,10 +1,13 @@
 // Jinja2's built-in filters, with transformers' tojson (json.dumps without ASCII escaping).
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 
 #include "jinja/builtins.hpp"
+#include "jinja/limits.hpp"
 #include "jinja/utf8.hpp"
 
 namespace kvbench::jinja {
@@ -37,6 +40,7 @@ Value attribute_path(const Value& item, const Value& attribute) {
     const size_t dot = path.find('.', start);
     const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     const bool numeric = !part.empty() && part.size() < 19 && std::all_of(part.begin(), part.end(), ::isdigit);
+    charge_steps(1);  // a lookup per part, and sort or map repeat the path per item
     v = get_item(v, numeric ? Value(static_cast<int64_t>(std::stoll(part))) : Value(part));
     if (dot == std::string::npos) return v;
     start = dot + 1;
@@ -111,7 +115,7 @@ std::string printf_format(const std::string& fmt, const std::vector<Value>& args
   size_t next = 0;
   for (size_t i = 0; i < fmt.size(); ++i) {
     if (fmt[i] != '%') {
-      out += fmt[i];
+      out += fmt[i];  // at most the format's own size
       continue;
     }
     if (i + 1 >= fmt.size()) throw OperationError("incomplete format");
@@ -123,12 +127,12 @@ std::string printf_format(const std::string& fmt, const std::vector<Value>& args
     if (next >= args.size()) throw OperationError("not enough arguments for format string");
     const Value& v = args[next++];
     if (spec == 's') {
-      out += v.str();
+      append_checked(out, v.str());
     } else if (spec == 'r') {
-      out += v.repr();
+      append_checked(out, v.repr());
     } else if (spec == 'd' || spec == 'i') {
       if (!v.is_number()) throw OperationError("%d format: a real number is required, not " + v.type_name());
-      out += std::to_string(v.is_float() ? static_cast<int64_t>(v.as_number()) : v.as_int());
+      out += std::to_string(v.is_float() ? float_to_int(v.as_number()) : v.as_int());
     } else if (spec == 'f') {
       if (!v.is_number()) throw OperationError("must be real number, not " + v.type_name());
       char buf[64];
@@ -142,25 +146,56 @@ std::string printf_format(const std::string& fmt, const std::vector<Value>& args
   return out;
 }
 
+// Jinja2's indent: the pad (`width` spaces, or the string itself) after every newline, before
+// empty lines only when `blank`, before the first line only when `first`. Every append is
+// checked: the pad is repeated once per line.
 std::string indent_text(const std::string& text, const Value& width, bool first, bool blank) {
-  const std::string pad = width.is_string() ? width.as_string() : std::string(static_cast<size_t>(std::max<int64_t>(0, width.as_int())), ' ');
-  std::vector<std::string> lines;
+  std::string pad;
+  if (width.is_string()) {
+    pad = width.as_string();
+  } else {
+    if (!width.is_int() && !width.is_bool())
+      throw OperationError("can't multiply sequence by non-int of type '" + width.type_name() + "'");
+    const int64_t n = std::max<int64_t>(0, width.as_int());
+    check_string_size(n);
+    pad.assign(static_cast<size_t>(n), ' ');
+  }
+  std::string rv;
+  if (first) append_checked(rv, pad);
   const std::string s = text + "\n";
   size_t start = 0;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '\n' || s[i] == '\r') {
-      lines.push_back(s.substr(start, i - start));
-      if (s[i] == '\r' && i + 1 < s.size() && s[i + 1] == '\n') ++i;
-      start = i + 1;
+    if (s[i] != '\n' && s[i] != '\r') continue;
+    const std::string_view line(s.data() + start, i - start);
+    if (start > 0) {
+      rv += '\n';
+      if (blank || !line.empty()) append_checked(rv, pad);
     }
+    append_checked(rv, line);
+    if (s[i] == '\r' && i + 1 < s.size() && s[i + 1] == '\n') ++i;
+    start = i + 1;
   }
-  std::string rv;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (i > 0) rv += "\n";
-    if (i > 0 && (blank || !lines[i].empty())) rv += pad;
-    rv += lines[i];
-  }
-  return first ? pad + rv : rv;
+  return rv;
+}
+
+// Python int(s, base) for a stripped string: false when it is not an integer literal.
+bool parse_int(const std::string& s, int64_t base, int64_t* out) {
+  if (s.empty() || base < 0 || base == 1 || base > 36) return false;
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(s.c_str(), &end, static_cast<int>(base));
+  if (end != s.c_str() + s.size()) return false;
+  if (errno == ERANGE) integer_overflow();  // Python would make a big integer
+  *out = v;
+  return true;
+}
+
+// Python float(s) for a stripped string: out-of-range literals are ±inf or 0, as in Python.
+bool parse_float(const std::string& s, double* out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  *out = std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size();
 }
 
 Value aggregate(const Value& seq, const ArgumentReader& r, bool want_max) {
@@ -238,6 +273,7 @@ Value map_filter(const Value& seq, Arguments& args) {
 bool has_filter(const std::string& name) { return filter_parameters().count(name) > 0; }
 
 Value apply_filter(const std::string& name, const Value& v, Arguments& args) {
+  charge_steps(1);  // map applies a filter per item
   if (name == "map") return map_filter(v, args);
   if (name == "select" || name == "reject") return select(v, args, false, name == "select");
   if (name == "selectattr" || name == "rejectattr") return select(v, args, true, name == "selectattr");
@@ -285,11 +321,12 @@ Value apply_filter(const std::string& name, const Value& v, Arguments& args) {
     return get_attribute(Value(v.str()), "replace").as_function().call(method_args);
   }
   if (name == "center") {
-    const int64_t width = r.get_or(0, Value(80)).as_int();
+    const int64_t width = integer_argument(r.get_or(0, Value(80)));
     const std::string s = v.str();
     const int64_t n = static_cast<int64_t>(utf8::length(s));
     if (n >= width) return Value(s);
     const int64_t total = width - n, left = total / 2 + (total & width & 1);
+    check_string_size(uint64_t{s.size()} + static_cast<uint64_t>(total));
     return Value(std::string(static_cast<size_t>(left), ' ') + s + std::string(static_cast<size_t>(total - left), ' '));
   }
   if (name == "wordcount") {
@@ -308,7 +345,8 @@ Value apply_filter(const std::string& name, const Value& v, Arguments& args) {
     std::string out;
     bool first = true;
     for (const auto& item : iterate(v)) {
-      out += (first ? "" : sep) + (attribute.is_none() ? item : attribute_path(item, attribute)).str();
+      append_checked(out, first ? "" : sep);
+      append_checked(out, (attribute.is_none() ? item : attribute_path(item, attribute)).str());
       first = false;
     }
     return Value(out);
@@ -344,6 +382,7 @@ Value apply_filter(const std::string& name, const Value& v, Arguments& args) {
     const bool reverse = r.get_or(2, Value(false)).truthy();
     auto items = v.as_dict().items;
     std::stable_sort(items.begin(), items.end(), [&](const auto& a, const auto& b) {
+      charge_steps(1);
       const Value x = lowered(by == "key" ? a.first : a.second, cs), y = lowered(by == "key" ? b.first : b.second, cs);
       return reverse ? less_than(y, x) : less_than(x, y);
     });
@@ -356,6 +395,7 @@ Value apply_filter(const std::string& name, const Value& v, Arguments& args) {
     const Value attribute = r.get_or(2, Value::none());
     List items = iterate(v);
     std::stable_sort(items.begin(), items.end(), [&](const Value& a, const Value& b) {
+      charge_steps(1);
       const Value x = sort_key(a, attribute, cs), y = sort_key(b, attribute, cs);
       return reverse ? less_than(y, x) : less_than(x, y);
     });
@@ -367,6 +407,7 @@ Value apply_filter(const std::string& name, const Value& v, Arguments& args) {
     List out, seen;
     for (const auto& item : iterate(v)) {
       const Value key = sort_key(item, attribute, cs);
+      charge_steps(seen.size());  // quadratic: Python hashes, we compare
       if (std::any_of(seen.begin(), seen.end(), [&](const Value& s) { return equals(s, key); })) continue;
       seen.push_back(key);
       out.push_back(item);
@@ -383,7 +424,7 @@ Value apply_filter(const std::string& name, const Value& v, Arguments& args) {
   }
   if (name == "abs") {
     if (v.is_float()) return Value(std::fabs(v.as_number()));
-    if (v.is_number()) return Value(v.as_int() < 0 ? -v.as_int() : v.as_int());
+    if (v.is_number()) return Value(v.as_int() < 0 ? negate(v.as_int()) : v.as_int());
     if (v.is_undefined()) v.fail_undefined();
     throw OperationError("bad operand type for abs(): '" + v.type_name() + "'");
   }
@@ -405,37 +446,24 @@ Value apply_filter(const std::string& name, const Value& v, Arguments& args) {
   if (name == "int") {
     const Value fallback = r.get_or(0, Value(0));
     const int64_t base = r.get_or(1, Value(10)).as_int();
+    // Jinja2: int(value[, base]), else int(float(value)), else the default; only ValueError
+    // (nan) falls back, an infinity raises.
     if (v.is_bool() || v.is_int()) return Value(v.as_int());
-    if (v.is_float()) return std::isfinite(v.as_number()) ? Value(static_cast<int64_t>(v.as_number())) : fallback;
+    double d = NAN;
+    if (v.is_float()) d = v.as_number();
     if (v.is_string()) {
       const std::string s = python_strip(v.as_string(), Value::none(), true, true);
-      try {
-        size_t used = 0;
-        const int64_t i = std::stoll(s, &used, static_cast<int>(base));
-        if (used == s.size()) return Value(i);
-      } catch (const std::exception&) {
-      }
-      try {
-        size_t used = 0;
-        const double d = std::stod(s, &used);
-        if (used == s.size() && std::isfinite(d)) return Value(static_cast<int64_t>(d));
-      } catch (const std::exception&) {
-      }
+      int64_t i;
+      if (parse_int(s, base, &i)) return Value(i);
+      if (!parse_float(s, &d)) d = NAN;
     }
-    return fallback;
+    return std::isnan(d) ? fallback : Value(float_to_int(d));
   }
   if (name == "float") {
     const Value fallback = r.get_or(0, Value(0.0));
     if (v.is_number()) return Value(v.as_number());
-    if (v.is_string()) {
-      const std::string s = python_strip(v.as_string(), Value::none(), true, true);
-      try {
-        size_t used = 0;
-        const double d = std::stod(s, &used);
-        if (used == s.size()) return Value(d);
-      } catch (const std::exception&) {
-      }
-    }
+    double d;
+    if (v.is_string() && parse_float(python_strip(v.as_string(), Value::none(), true, true), &d)) return Value(d);
     return fallback;
   }
   if (name == "indent") {
@@ -454,8 +482,10 @@ Value apply_filter(const std::string& name, const Value& v, Arguments& args) {
       }
     }
     if (!current.empty()) {
-      if (r.has(1))
-        while (static_cast<int64_t>(current.size()) < size) current.push_back(r.get(1));
+      if (r.has(1)) {
+        check_list_size(size);  // filled up to the batch size
+        current.resize(static_cast<size_t>(size), r.get(1));
+      }
       out.emplace_back(current);
     }
     return Value(out);
@@ -474,7 +504,7 @@ Value apply_filter(const std::string& name, const Value& v, Arguments& args) {
         throw OperationError("tojson separators must be a pair of strings");
       seps = {separators.as_list()[0].as_string(), separators.as_list()[1].as_string()};
     }
-    std::string out = json_dumps(v, indent.is_none() ? -1 : static_cast<int>(std::max<int64_t>(0, indent.as_int())),
+    std::string out = json_dumps(v, indent.is_none() ? -1 : std::max<int64_t>(0, indent.as_int()),
                                  separators.is_none() ? nullptr : &seps, sort_keys);
     return Value(ensure_ascii ? ascii_escape_json(out) : out);
   }

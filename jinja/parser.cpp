@@ -344,13 +344,19 @@ class Parser {
     return e;
   }
 
-  // Counts one level of nesting for its lifetime.
+  // Counts nesting levels for its lifetime: one from the first constructor, one more per
+  // deepen(). A chain of operators or postfix operations (`a + b + c`, `x|f|g`, `x.a.b`) builds
+  // a tree one level deeper per link, and evaluating and freeing the tree recurse as deep.
   struct Nesting {
     Parser& p;
-    Nesting(Parser& parser, const Token& at) : p(parser) {
+    int levels = 0;
+    Nesting(Parser& parser, const Token& at) : p(parser) { deepen(at); }
+    explicit Nesting(Parser& parser) : p(parser) {}
+    void deepen(const Token& at) {
+      ++levels;
       if (++p.depth_ > kMaxNesting) p.fail("template nested too deeply (more than 256 levels)", at);
     }
-    ~Nesting() { --p.depth_; }
+    ~Nesting() { p.depth_ -= levels; }
   };
 
   ExprPtr parse_expression(bool with_condexpr) {
@@ -358,6 +364,7 @@ class Parser {
     if (!with_condexpr) return parse_or();
     ExprPtr expr = parse_or();
     while (at_name("if")) {
+      nesting.deepen(peek());
       const SourceLocation where = next().where;
       ExprPtr cond = parse_or();
       ExprPtr otherwise;
@@ -383,16 +390,20 @@ class Parser {
   }
 
   ExprPtr parse_or() {
+    Nesting chain(*this);
     ExprPtr l = parse_and();
     while (at_name("or")) {
+      chain.deepen(peek());
       const auto where = next().where;
       l = binary("or", std::move(l), parse_and(), where);
     }
     return l;
   }
   ExprPtr parse_and() {
+    Nesting chain(*this);
     ExprPtr l = parse_not();
     while (at_name("and")) {
+      chain.deepen(peek());
       const auto where = next().where;
       l = binary("and", std::move(l), parse_not(), where);
     }
@@ -400,6 +411,7 @@ class Parser {
   }
   ExprPtr parse_not() {
     if (at_name("not")) {
+      Nesting nesting(*this, peek());
       auto e = node(Expr::Kind::kUnary, next().where);
       e->name = "not";
       e->children.push_back(parse_not());
@@ -437,32 +449,40 @@ class Parser {
     return e;
   }
   ExprPtr parse_math1() {
+    Nesting chain(*this);
     ExprPtr l = parse_concat();
     while (at_op("+") || at_op("-")) {
+      chain.deepen(peek());
       const Token& t = next();
       l = binary(t.value, std::move(l), parse_concat(), t.where);
     }
     return l;
   }
   ExprPtr parse_concat() {
+    Nesting chain(*this);
     ExprPtr l = parse_math2();
     while (at_op("~")) {
+      chain.deepen(peek());
       const Token& t = next();
       l = binary("~", std::move(l), parse_math2(), t.where);
     }
     return l;
   }
   ExprPtr parse_math2() {
+    Nesting chain(*this);
     ExprPtr l = parse_pow();
     while (at_op("*") || at_op("/") || at_op("//") || at_op("%")) {
+      chain.deepen(peek());
       const Token& t = next();
       l = binary(t.value, std::move(l), parse_pow(), t.where);
     }
     return l;
   }
   ExprPtr parse_pow() {
+    Nesting chain(*this);
     ExprPtr l = parse_unary(true);
     while (at_op("**")) {
+      chain.deepen(peek());
       const Token& t = next();
       l = binary("**", std::move(l), parse_unary(true), t.where);
     }
@@ -569,7 +589,9 @@ class Parser {
   }
 
   ExprPtr parse_postfix(ExprPtr e) {
+    Nesting chain(*this);
     while (true) {
+      if (at_op(".") || at_op("[") || at_op("(")) chain.deepen(peek());
       if (at_op(".")) {
         const Token& dot = next();
         const Token& t = peek();
@@ -673,7 +695,9 @@ class Parser {
   }
 
   ExprPtr parse_filter_expr(ExprPtr e) {
+    Nesting chain(*this);
     while (true) {
+      if (at_op("|") || at_name("is") || at_op("(")) chain.deepen(peek());
       if (at_op("|")) {
         next();
         e = parse_filter_call(std::move(e));

@@ -10,6 +10,7 @@
 
 #include "jinja/ast.hpp"
 #include "jinja/error.hpp"
+#include "jinja/limits.hpp"
 #include "jinja/value.hpp"
 
 namespace kvbench::jinja {
@@ -17,6 +18,8 @@ namespace kvbench::jinja {
 struct RenderOptions {
   // strftime_now(fmt): the local time formatted by strftime; tests replace the clock.
   std::function<std::string(const std::string& format)> strftime_now;
+  // The render's work budget (jinja/limits.hpp); running out is a TemplateRuntimeError.
+  uint64_t max_steps = kMaxSteps;
 };
 
 class Template {
@@ -26,7 +29,7 @@ class Template {
 
   // `context` is a dict of the template's variables (messages, add_generation_prompt,
   // bos_token...). Throws TemplateRaised (the template called raise_exception) or
-  // TemplateRuntimeError.
+  // TemplateRuntimeError, also when the template exceeds a limit of jinja/limits.hpp.
   std::string render(const Value& context, const RenderOptions& options = {}) const;
 
  private:

@@ -2,6 +2,7 @@
 #include <map>
 
 #include "jinja/builtins.hpp"
+#include "jinja/limits.hpp"
 
 namespace kvbench::jinja {
 namespace {
@@ -52,6 +53,7 @@ const std::map<std::string, std::vector<std::string>>& test_parameters() {
 bool has_test(const std::string& name) { return test_parameters().count(name) > 0; }
 
 bool apply_test(const std::string& name, const Value& v, Arguments& args) {
+  charge_steps(1);  // select and reject apply a test per item
   ArgumentReader r(args, name, test_parameters().at(name));
   if (name == "defined") return !v.is_undefined();
   if (name == "undefined") return v.is_undefined();
@@ -75,7 +77,7 @@ bool apply_test(const std::string& name, const Value& v, Arguments& args) {
   if (name == "divisibleby") {
     const int64_t d = integer_of(r.get(0));
     if (d == 0) throw OperationError("integer division or modulo by zero");
-    return integer_of(v) % d == 0;
+    return python_mod(integer_of(v), d) == 0;
   }
   if (name == "sameas") return v.identical(r.get(0));
   if (name == "in") return contains(r.get(0), v);

@@ -1,8 +1,13 @@
 #include "jinja/utf8.hpp"
 
+#include "jinja/limits.hpp"
+
 namespace kvbench::jinja::utf8 {
 
+// Measuring, indexing and slicing strings all decode them: their cost is charged here, at four
+// bytes per byte (each becomes a code point of four bytes, one at a time).
 std::vector<char32_t> decode(const std::string& s) {
+  charge_bytes(4 * uint64_t{s.size()});
   std::vector<char32_t> out;
   out.reserve(s.size());
   const auto* p = reinterpret_cast<const unsigned char*>(s.data());
@@ -51,6 +56,7 @@ std::string encode(const std::vector<char32_t>& cps) {
 }
 
 size_t length(const std::string& s) {
+  charge_bytes(s.size());
   size_t n = 0;
   for (unsigned char c : s)
     if ((c & 0xC0) != 0x80) ++n;

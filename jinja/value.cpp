@@ -5,23 +5,77 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "jinja/limits.hpp"
 #include "jinja/utf8.hpp"
 
 namespace kvbench::jinja {
 
+// Lookups scan the keys: a step per key compared.
+size_t Dict::index_of(const Value& key) const {
+  size_t i = 0;
+  while (i < items.size() && !equals(items[i].first, key)) ++i;
+  charge_steps(i);
+  return i;
+}
+
 const Value* Dict::find(const Value& key) const {
-  for (const auto& [k, v] : items)
-    if (equals(k, key)) return &v;
-  return nullptr;
+  const size_t i = index_of(key);
+  return i < items.size() ? &items[i].second : nullptr;
 }
 
 void Dict::set(const Value& key, Value value) {
-  for (auto& [k, v] : items)
-    if (equals(k, key)) {
-      v = std::move(value);
-      return;
-    }
-  items.emplace_back(key, std::move(value));
+  const size_t i = index_of(key);
+  if (i < items.size())
+    items[i].second = std::move(value);
+  else
+    items.emplace_back(key, std::move(value));
+}
+
+namespace {
+
+int checked_depth(int depth) {
+  if (depth > kMaxValueDepth)
+    throw OperationError("value nested too deeply (limit: " + std::to_string(kMaxValueDepth) + " levels)");
+  return depth;
+}
+
+}  // namespace
+
+Value::Value(std::string s) : kind_(Kind::kString) {
+  if (RenderBudget::current()) {
+    check_string_size(s.size());
+    charge_bytes(s.size());
+  }
+  string_ = std::make_shared<const std::string>(std::move(s));
+}
+
+Value::Value(List l) : kind_(Kind::kList) {
+  if (RenderBudget::current()) {
+    check_list_size(l.size());
+    charge_items(l.size());
+  }
+  int deepest = 0;
+  for (const auto& item : l) deepest = std::max(deepest, item.depth_);
+  depth_ = checked_depth(deepest + 1);
+  list_ = std::make_shared<List>(std::move(l));
+}
+
+Value::Value(Dict d) : kind_(Kind::kDict) {
+  if (RenderBudget::current()) {
+    check_list_size(d.items.size());
+    charge_items(2 * uint64_t{d.items.size()});
+  }
+  int deepest = 0;
+  for (const auto& [k, v] : d.items) deepest = std::max({deepest, k.depth_, v.depth_});
+  depth_ = checked_depth(deepest + 1);
+  dict_ = std::make_shared<Dict>(std::move(d));
+}
+
+Value::Value(std::shared_ptr<Object> o) : kind_(Kind::kObject) {
+  int deepest = 0;
+  for (const auto& [k, v] : o->attributes) deepest = std::max(deepest, v.depth_);
+  depth_ = checked_depth(deepest + 1);
+  object_ = std::move(o);
 }
 
 Value Value::undefined(std::string hint) {
@@ -44,6 +98,12 @@ Value Value::tuple(List items) {
 
 Value Value::function(std::string name, std::function<Value(Arguments&)> call) {
   return Value(std::make_shared<Function>(Function{std::move(name), std::move(call)}));
+}
+
+Value Value::method(const Value& self, std::string name, std::function<Value(Arguments&)> call) {
+  Value v = function(std::move(name), std::move(call));
+  v.depth_ = checked_depth(self.depth_ + 1);
+  return v;
 }
 
 namespace {
@@ -183,26 +243,39 @@ std::string Value::repr() const {
     case Kind::kFloat: return float_repr(float_);
     case Kind::kString: return string_repr(*string_);
     case Kind::kList: {
+      WalkLevel level("print");
+      charge_items(list_->size());
       std::string out = tuple_ ? "(" : "[";
-      for (size_t i = 0; i < list_->size(); ++i) out += (i ? ", " : "") + (*list_)[i].repr();
+      for (size_t i = 0; i < list_->size(); ++i) {
+        append_checked(out, i ? ", " : "");
+        append_checked(out, (*list_)[i].repr());
+      }
       if (tuple_ && list_->size() == 1) out += ",";
       return out + (tuple_ ? ")" : "]");
     }
     case Kind::kDict: {
+      WalkLevel level("print");
+      charge_items(dict_->items.size());
       std::string out = "{";
       bool first = true;
       for (const auto& [k, v] : dict_->items) {
-        out += (first ? "" : ", ") + k.repr() + ": " + v.repr();
+        append_checked(out, first ? "" : ", ");
+        append_checked(out, k.repr() + ": ");
+        append_checked(out, v.repr());
         first = false;
       }
       return out + "}";
     }
     case Kind::kObject: {
       if (object_->type_name != "Namespace") return "<" + object_->type_name + " object>";
+      WalkLevel level("print");  // a namespace may contain itself
+      charge_items(object_->attributes.size());
       std::string out = "<Namespace {";
       bool first = true;
       for (const auto& [k, v] : object_->attributes) {
-        out += (first ? "" : ", ") + string_repr(k) + ": " + v.repr();
+        append_checked(out, first ? "" : ", ");
+        append_checked(out, string_repr(k) + ": ");
+        append_checked(out, v.repr());
         first = false;
       }
       return out + "}>";
@@ -236,7 +309,11 @@ bool Value::identical(const Value& o) const {
     case Kind::kBool:
     case Kind::kInt: return int_ == o.int_;  // small ints are cached in CPython
     case Kind::kFloat: return float_ == o.float_;
-    case Kind::kString: return string_ == o.string_ || *string_ == *o.string_;
+    case Kind::kString:
+      if (string_ == o.string_) return true;
+      if (string_->size() != o.string_->size()) return false;
+      charge_bytes(string_->size());
+      return *string_ == *o.string_;
     case Kind::kList: return list_ == o.list_;
     case Kind::kDict: return dict_ == o.dict_;
     case Kind::kObject: return object_ == o.object_;
@@ -254,10 +331,15 @@ bool equals(const Value& a, const Value& b) {
   switch (a.kind()) {
     case Value::Kind::kUndefined:
     case Value::Kind::kNone: return true;
-    case Value::Kind::kString: return a.as_string() == b.as_string();
+    case Value::Kind::kString:
+      if (a.as_string().size() != b.as_string().size()) return false;
+      charge_bytes(a.as_string().size());
+      return a.as_string() == b.as_string();
     case Value::Kind::kList: {
       const List &x = a.as_list(), &y = b.as_list();
       if (x.size() != y.size()) return false;
+      WalkLevel level("compare");
+      charge_steps(x.size());
       for (size_t i = 0; i < x.size(); ++i)
         if (!equals(x[i], y[i])) return false;
       return true;
@@ -265,6 +347,7 @@ bool equals(const Value& a, const Value& b) {
     case Value::Kind::kDict: {
       const Dict &x = a.as_dict(), &y = b.as_dict();
       if (x.items.size() != y.items.size()) return false;
+      WalkLevel level("compare");
       for (const auto& [k, v] : x.items) {
         const Value* other = y.find(k);
         if (!other || !equals(v, *other)) return false;
@@ -282,9 +365,14 @@ bool less_than(const Value& a, const Value& b) {
     if (a.is_float() || b.is_float()) return a.as_number() < b.as_number();
     return a.as_int() < b.as_int();
   }
-  if (a.is_string() && b.is_string()) return a.as_string() < b.as_string();  // UTF-8 bytes order = code points
+  if (a.is_string() && b.is_string()) {
+    charge_bytes(std::min(a.as_string().size(), b.as_string().size()));
+    return a.as_string() < b.as_string();  // UTF-8 bytes order = code points
+  }
   if (a.is_list() && b.is_list()) {
     const List &x = a.as_list(), &y = b.as_list();
+    WalkLevel level("compare");
+    charge_steps(std::min(x.size(), y.size()));
     for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
       if (equals(x[i], y[i])) continue;
       return less_than(x[i], y[i]);

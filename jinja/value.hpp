@@ -23,6 +23,7 @@ struct Dict {
   std::vector<std::pair<Value, Value>> items;
   const Value* find(const Value& key) const;
   void set(const Value& key, Value value);
+  size_t index_of(const Value& key) const;  // items.size() when absent
 };
 
 // A Jinja object with named attributes: namespace(), loop, cycler. Only namespaces accept
@@ -59,17 +60,23 @@ class Value {
   Value(int i) : kind_(Kind::kInt), int_(i) {}
   Value(int64_t i) : kind_(Kind::kInt), int_(i) {}
   Value(double f) : kind_(Kind::kFloat), float_(f) {}
-  Value(std::string s) : kind_(Kind::kString), string_(std::make_shared<const std::string>(std::move(s))) {}
+  // Strings, lists and dicts built during a render are charged to its budget and refused past
+  // the size limits; containers are refused past kMaxValueDepth levels (jinja/limits.hpp).
+  Value(std::string s);
   Value(const char* s) : Value(std::string(s)) {}
-  Value(List l) : kind_(Kind::kList), list_(std::make_shared<List>(std::move(l))) {}
-  Value(Dict d) : kind_(Kind::kDict), dict_(std::make_shared<Dict>(std::move(d))) {}
-  Value(std::shared_ptr<Object> o) : kind_(Kind::kObject), object_(std::move(o)) {}
+  Value(List l);
+  Value(Dict d);
+  // An object's depth is taken from its attributes now: exact for loop objects, which never
+  // change; namespaces can change later, so walks over values also count their depth.
+  Value(std::shared_ptr<Object> o);
   Value(std::shared_ptr<Function> f) : kind_(Kind::kFunction), function_(std::move(f)) {}
 
   // `hint` is the message Jinja2's UndefinedError would carry when the value is used.
   static Value undefined(std::string hint);
   static Value none();
   static Value function(std::string name, std::function<Value(Arguments&)> call);
+  // A function that holds `self` (a bound method such as `list.copy`): it nests one level deeper.
+  static Value method(const Value& self, std::string name, std::function<Value(Arguments&)> call);
   // A Python tuple: a list that prints with parentheses (dict.items(), dictsort, `(a, b)`).
   static Value tuple(List items);
   static Value from_json(const nlohmann::ordered_json& j);
@@ -98,18 +105,21 @@ class Value {
   Object& as_object() const { return *object_; }
   const Function& as_function() const { return *function_; }
   const std::string& undefined_hint() const { return hint_; }
+  // Levels of containers (list, dict, object, bound method) below and including this value.
+  int depth() const { return depth_; }
 
   // Throws OperationError with the undefined's hint.
   [[noreturn]] void fail_undefined() const;
 
   bool truthy() const;          // Python bool()
   std::string str() const;      // Python str(); undefined prints empty
-  std::string repr() const;     // Python repr()
+  std::string repr() const;     // Python repr(); OperationError past the size or depth limits
   std::string type_name() const;  // as Python's type(x).__name__
   bool identical(const Value& other) const;  // Python `is`
 
  private:
   Kind kind_ = Kind::kUndefined;
+  int depth_ = 0;
   int64_t int_ = 0;
   double float_ = 0;
   std::shared_ptr<const std::string> string_;
@@ -121,7 +131,8 @@ class Value {
   bool tuple_ = false;
 };
 
-// Python ==, and <, which throws OperationError where Python raises TypeError.
+// Python ==, and <, which throws OperationError where Python raises TypeError (or when the values
+// nest too deeply to compare).
 bool equals(const Value& a, const Value& b);
 bool less_than(const Value& a, const Value& b);
 
@@ -130,7 +141,7 @@ std::string float_repr(double x);
 
 // Python's json.dumps(value, ensure_ascii=False, indent, separators, sort_keys), as transformers'
 // tojson filter calls it. indent < 0 = None; empty separators = Python's default for the indent.
-std::string json_dumps(const Value& value, int indent = -1, const std::pair<std::string, std::string>* separators = nullptr,
+std::string json_dumps(const Value& value, int64_t indent = -1, const std::pair<std::string, std::string>* separators = nullptr,
                        bool sort_keys = false);
 
 }  // namespace kvbench::jinja

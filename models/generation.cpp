@@ -17,10 +17,11 @@ GenerationResult generate(InferenceSession& session, const std::vector<int64_t>&
   auto t1 = clock::now();
   result.prefill_seconds = std::chrono::duration<double>(t1 - t0).count();
   for (int64_t i = 0; i < options.max_new_tokens; ++i) {
-    if (i < options.min_new_tokens && !options.stop_ids.empty()) {
-      logits = logits.clone();
-      for (int64_t id : options.stop_ids) logits.reshape({-1})[id] = -std::numeric_limits<float>::infinity();
-    }
+    // Read back once, for the check and the sampler: argmax over NaN would pick a token.
+    logits = logits.to(torch::kCPU, torch::kFloat64).reshape({-1});
+    require_finite_logits(session.model(), logits);
+    if (i < options.min_new_tokens && !options.stop_ids.empty())
+      for (int64_t id : options.stop_ids) logits[id] = -std::numeric_limits<double>::infinity();
     const int64_t next = sampler.next(logits);
     if (std::find(options.stop_ids.begin(), options.stop_ids.end(), next) != options.stop_ids.end()) break;
     result.tokens.push_back(next);

@@ -40,7 +40,8 @@ std::unique_ptr<HfTokenizer> load_gpt2_vocab_merges(const std::string& vocab_pat
   p.model = std::make_unique<BpeModel>(std::move(vocab), merges, BpeOptions{}, [&](size_t i, const std::string& what) {
     throw ModelLoadError(merges_path + ":" + std::to_string(lines[i]), what);
   });
-  p.pre_tokenizer = make_byte_level_pre_tokenizer(/*add_prefix_space=*/false, /*use_regex=*/true);
+  p.pre_tokenizer = make_byte_level_pre_tokenizer(/*add_prefix_space=*/false, /*use_regex=*/true,
+                                                  {vocab_path, "the ByteLevel pre-tokenizer's GPT-2 pattern"});
   p.decoder = make_byte_level_decoder();
   if (auto eot = p.model->token_to_id("<|endoftext|>")) {
     AddedToken t;

@@ -90,6 +90,9 @@ class ConfigReader {
   nlohmann::json json_;
 };
 
+// A double as JSON writes it (1e-300, 0.5).
+std::string number_text(double x) { return nlohmann::json(x).dump(); }
+
 RopeScaling read_rope_scaling(const ConfigReader& r, const nlohmann::json& s, const std::string& field,
                               int64_t max_positions) {
   RopeScaling out;
@@ -105,10 +108,18 @@ RopeScaling read_rope_scaling(const ConfigReader& r, const nlohmann::json& s, co
     out.low_freq_factor = r.number_or(s, "low_freq_factor", 1.0);
     out.high_freq_factor = r.number_or(s, "high_freq_factor", 4.0);
     out.original_max_position_embeddings = r.integer_or(s, "original_max_position_embeddings", max_positions);
+    // The wavelengths between the two bounds are smoothed by (x - low) / (high - low): an empty or
+    // inverted band divides by zero or rescales the wrong wavelengths.
+    if (!(out.low_freq_factor > 0))
+      r.fail("low_freq_factor", "must be positive, got " + number_text(out.low_freq_factor));
+    if (!(out.high_freq_factor > out.low_freq_factor))
+      r.fail("high_freq_factor", "must be greater than low_freq_factor (" + number_text(out.low_freq_factor) +
+                                     "), got " + number_text(out.high_freq_factor));
   } else {
     r.fail(field, "rope type '" + type + "' is not supported (kvbench reads default, linear, dynamic and llama3)");
   }
-  if (!(out.factor > 0)) r.fail(field, "factor must be positive");
+  // As transformers' rope validation asks; a tiny factor makes the frequencies infinite.
+  if (!(out.factor >= 1)) r.fail("factor", "must be at least 1, got " + number_text(out.factor));
   return out;
 }
 
@@ -178,7 +189,9 @@ ModelConfig parse_hf_config(const std::string& text, const std::string& path) {
       c.rope_scaling = read_rope_scaling(r, json["rope_scaling"], "rope_scaling", c.max_seq_len);
     }
   }
-  if (!(c.rope_theta > 0)) r.fail("rope_theta", "must be positive");
+  // The frequencies are rope_theta^(-2i/head_dim) in float32: a base below 1 inverts their order,
+  // and one like 1e-300 is 0 there, which makes them infinite.
+  if (!(c.rope_theta >= 1)) r.fail("rope_theta", "must be at least 1, got " + number_text(c.rope_theta));
 
   const bool sliding = c.architecture == "mistral" || r.boolean_or(json, "use_sliding_window", false);
   if (sliding && r.has(json, "sliding_window")) c.sliding_window = r.integer_or(json, "sliding_window", 0, 0);

@@ -1,6 +1,7 @@
 #include "models/hf_post_processor.hpp"
 
 #include <cstdint>
+#include <map>
 
 namespace kvbench::models {
 namespace {
@@ -47,10 +48,36 @@ class SequencePostProcessor : public HfPostProcessor {
   std::vector<std::unique_ptr<HfPostProcessor>> steps_;
 };
 
-std::unique_ptr<HfPostProcessor> parse_template(const JsonFields& f) {
+// special_tokens: {name: {"id", "ids", "tokens"}} -> name -> ids, each id a token of the tokenizer.
+std::map<std::string, std::vector<int>> parse_special_tokens(const JsonFields& specials,
+                                                             const std::function<bool(int)>& is_token) {
+  std::map<std::string, std::vector<int>> out;
+  for (auto it = specials.json().begin(); it != specials.json().end(); ++it) {
+    JsonFields special = specials.object(it.key());
+    special.allow_only({"id", "ids", "tokens"});
+    const nlohmann::json& ids_json = special.array("ids");
+    const size_t tokens = special.array("tokens").size();
+    if (ids_json.size() != tokens)  // Hugging Face's SpecialToken refuses this too
+      special.fail_here(std::to_string(ids_json.size()) + " ids and " + std::to_string(tokens) +
+                        " tokens: \"ids\" and \"tokens\" must have the same length");
+    std::vector<int>& ids = out[it.key()];
+    for (size_t i = 0; i < ids_json.size(); ++i) {
+      const nlohmann::json& id = ids_json[i];
+      const std::string where = "ids[" + std::to_string(i) + "]";
+      if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
+        special.fail(where, "must be a non-negative integer id, got " + id.dump().substr(0, 80));
+      if (!is_token(id.get<int>()))
+        special.fail(where, "id " + id.dump() + " is not a token of the tokenizer (model.vocab or added_tokens)");
+      ids.push_back(id.get<int>());
+    }
+  }
+  return out;
+}
+
+std::unique_ptr<HfPostProcessor> parse_template(const JsonFields& f, const std::function<bool(int)>& is_token) {
   f.allow_only({"type", "single", "pair", "special_tokens"});
   f.array("pair");  // only checked: kvbench encodes single sequences
-  JsonFields specials = f.object("special_tokens");
+  const std::map<std::string, std::vector<int>> specials = parse_special_tokens(f.object("special_tokens"), is_token);
   std::vector<TemplatePostProcessor::Item> items;
   const nlohmann::json& single = f.array("single");
   for (size_t i = 0; i < single.size(); ++i) {
@@ -66,16 +93,9 @@ std::unique_ptr<HfPostProcessor> parse_template(const JsonFields& f) {
       JsonFields tok = piece.object("SpecialToken");
       tok.allow_only({"id", "type_id"});
       const std::string name = tok.string("id");
-      if (!specials.json().contains(name)) tok.fail("id", "\"" + name + "\" is not in special_tokens");
-      JsonFields special = specials.object(name);
-      special.allow_only({"id", "ids", "tokens"});
-      std::vector<int> ids;
-      for (const auto& id : special.array("ids")) {
-        if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > INT32_MAX)
-          special.fail("ids", "must be non-negative integer ids");
-        ids.push_back(id.get<int>());
-      }
-      items.push_back({false, std::move(ids)});
+      auto special = specials.find(name);
+      if (special == specials.end()) tok.fail("id", "\"" + name + "\" is not in special_tokens");
+      items.push_back({false, special->second});
     } else {
       piece.fail_here("must be {\"Sequence\": ...} or {\"SpecialToken\": ...}");
     }
@@ -85,17 +105,18 @@ std::unique_ptr<HfPostProcessor> parse_template(const JsonFields& f) {
 
 }  // namespace
 
-std::unique_ptr<HfPostProcessor> parse_post_processor(const JsonFields& f) {
+std::unique_ptr<HfPostProcessor> parse_post_processor(const JsonFields& f, const std::function<bool(int)>& is_token) {
   const std::string type = f.string("type");
   if (type == "ByteLevel") {
     f.allow_only({"type", "add_prefix_space", "trim_offsets", "use_regex"});
     return std::make_unique<ByteLevelPostProcessor>();
   }
-  if (type == "TemplateProcessing") return parse_template(f);
+  if (type == "TemplateProcessing") return parse_template(f, is_token);
   if (type == "Sequence") {
     f.allow_only({"type", "processors"});
     std::vector<std::unique_ptr<HfPostProcessor>> steps;
-    for (size_t i = 0; i < f.array("processors").size(); ++i) steps.push_back(parse_post_processor(f.element("processors", i)));
+    for (size_t i = 0; i < f.array("processors").size(); ++i)
+      steps.push_back(parse_post_processor(f.element("processors", i), is_token));
     return std::make_unique<SequencePostProcessor>(std::move(steps));
   }
   f.fail("type", "unknown \"" + type + "\" (supported: TemplateProcessing, ByteLevel, Sequence)");

@@ -19,6 +19,9 @@ class HfPostProcessor {
   virtual void process(std::vector<int>& ids, bool add_special_tokens) const = 0;
 };
 
-std::unique_ptr<HfPostProcessor> parse_post_processor(const JsonFields& fields);
+// `is_token(id)`: the id belongs to the vocabulary or an added token; any other special-token id
+// is refused here, not at run time past the embedding. Throws ModelLoadError naming the field.
+std::unique_ptr<HfPostProcessor> parse_post_processor(const JsonFields& fields,
+                                                      const std::function<bool(int)>& is_token);
 
 }  // namespace kvbench::models

@@ -105,10 +105,10 @@ class SplitPreTokenizer : public HfPreTokenizer {
  public:
   SplitPreTokenizer(std::unique_ptr<OnigRegex> regex, std::string literal, Behavior behavior, bool invert)
       : regex_(std::move(regex)), literal_(std::move(literal)), behavior_(behavior), invert_(invert) {}
-  void pre_tokenize(std::vector<PreToken>& words) const override {
+  void pre_tokenize(std::vector<PreToken>& words, RegexBudget& budget) const override {
     split_words(
-        words, [this](const std::string& w) { return regex_ ? regex_->find_all(w) : find_literal(w, literal_); }, behavior_,
-        invert_);
+        words, [&](const std::string& w) { return regex_ ? regex_->find_all(w, budget) : find_literal(w, literal_); },
+        behavior_, invert_);
   }
 
  private:
@@ -120,13 +120,16 @@ class SplitPreTokenizer : public HfPreTokenizer {
 
 class ByteLevelPreTokenizer : public HfPreTokenizer {
  public:
-  ByteLevelPreTokenizer(bool add_prefix_space, bool use_regex)
-      : add_prefix_space_(add_prefix_space), regex_(use_regex ? std::make_unique<OnigRegex>(byte_level::gpt2_pattern()) : nullptr) {}
-  void pre_tokenize(std::vector<PreToken>& words) const override {
+  ByteLevelPreTokenizer(bool add_prefix_space, bool use_regex, RegexSource source)
+      : add_prefix_space_(add_prefix_space),
+        regex_(use_regex ? std::make_unique<OnigRegex>(byte_level::gpt2_pattern(), std::move(source)) : nullptr) {}
+  void pre_tokenize(std::vector<PreToken>& words, RegexBudget& budget) const override {
     if (add_prefix_space_)
       for (PreToken& w : words)
         if (w.text.empty() || w.text[0] != ' ') w.text.insert(0, " ");
-    if (regex_) split_words(words, [this](const std::string& w) { return regex_->find_all(w); }, Behavior::kIsolated, false);
+    if (regex_)
+      split_words(
+          words, [&](const std::string& w) { return regex_->find_all(w, budget); }, Behavior::kIsolated, false);
     for (PreToken& w : words) w.text = byte_level::encode(w.text);
   }
 
@@ -143,7 +146,7 @@ class MetaspacePreTokenizer : public HfPreTokenizer {
  public:
   MetaspacePreTokenizer(std::string replacement, PrependScheme scheme, bool split)
       : replacement_(std::move(replacement)), scheme_(scheme), split_(split) {}
-  void pre_tokenize(std::vector<PreToken>& words) const override {
+  void pre_tokenize(std::vector<PreToken>& words, RegexBudget&) const override {
     for (PreToken& w : words) {
       std::string out;
       out.reserve(w.text.size() + replacement_.size());
@@ -172,8 +175,8 @@ class MetaspacePreTokenizer : public HfPreTokenizer {
 class SequencePreTokenizer : public HfPreTokenizer {
  public:
   explicit SequencePreTokenizer(std::vector<std::unique_ptr<HfPreTokenizer>> steps) : steps_(std::move(steps)) {}
-  void pre_tokenize(std::vector<PreToken>& words) const override {
-    for (const auto& s : steps_) s->pre_tokenize(words);
+  void pre_tokenize(std::vector<PreToken>& words, RegexBudget& budget) const override {
+    for (const auto& s : steps_) s->pre_tokenize(words, budget);
   }
 
  private:
@@ -192,8 +195,9 @@ Behavior parse_behavior(const JsonFields& f) {
 
 }  // namespace
 
-std::unique_ptr<HfPreTokenizer> make_byte_level_pre_tokenizer(bool add_prefix_space, bool use_regex) {
-  return std::make_unique<ByteLevelPreTokenizer>(add_prefix_space, use_regex);
+std::unique_ptr<HfPreTokenizer> make_byte_level_pre_tokenizer(bool add_prefix_space, bool use_regex,
+                                                              RegexSource source) {
+  return std::make_unique<ByteLevelPreTokenizer>(add_prefix_space, use_regex, std::move(source));
 }
 
 std::unique_ptr<HfPreTokenizer> parse_pre_tokenizer(const JsonFields& f) {
@@ -206,7 +210,9 @@ std::unique_ptr<HfPreTokenizer> parse_pre_tokenizer(const JsonFields& f) {
     if (pattern.has("Regex")) {
       pattern.allow_only({"Regex"});
       try {
-        return std::make_unique<SplitPreTokenizer>(std::make_unique<OnigRegex>(pattern.string("Regex")), "", behavior, invert);
+        auto regex =
+            std::make_unique<OnigRegex>(pattern.string("Regex"), RegexSource{f.file(), pattern.where("Regex")});
+        return std::make_unique<SplitPreTokenizer>(std::move(regex), "", behavior, invert);
       } catch (const std::invalid_argument& e) {
         pattern.fail("Regex", e.what());
       }
@@ -221,7 +227,8 @@ std::unique_ptr<HfPreTokenizer> parse_pre_tokenizer(const JsonFields& f) {
   }
   if (type == "ByteLevel") {
     f.allow_only({"type", "add_prefix_space", "trim_offsets", "use_regex"});
-    return make_byte_level_pre_tokenizer(f.boolean_or("add_prefix_space", true), f.boolean_or("use_regex", true));
+    return make_byte_level_pre_tokenizer(f.boolean_or("add_prefix_space", true), f.boolean_or("use_regex", true),
+                                         {f.file(), f.where("use_regex")});
   }
   if (type == "Metaspace") {
     f.allow_only({"type", "replacement", "add_prefix_space", "prepend_scheme", "split", "str_rep"});

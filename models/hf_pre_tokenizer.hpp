@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/json_fields.hpp"
+#include "models/onig_regex.hpp"
 
 namespace kvbench::models {
 
@@ -20,13 +21,15 @@ struct PreToken {
 class HfPreTokenizer {
  public:
   virtual ~HfPreTokenizer() = default;
-  // Replaces each word by the words it splits into (empty words are dropped).
-  virtual void pre_tokenize(std::vector<PreToken>& words) const = 0;
+  // Replaces each word by the words it splits into (empty words are dropped). Regex searches
+  // draw on `budget`, shared by every word of one text.
+  virtual void pre_tokenize(std::vector<PreToken>& words, RegexBudget& budget) const = 0;
 };
 
 // Throws ModelLoadError naming the field (an unknown type, an invalid regex, ...).
 std::unique_ptr<HfPreTokenizer> parse_pre_tokenizer(const JsonFields& fields);
-// GPT-2's: ByteLevel with the GPT-2 regex.
-std::unique_ptr<HfPreTokenizer> make_byte_level_pre_tokenizer(bool add_prefix_space, bool use_regex);
+// GPT-2's: ByteLevel with the GPT-2 regex; `source` is blamed if a search fails.
+std::unique_ptr<HfPreTokenizer> make_byte_level_pre_tokenizer(bool add_prefix_space, bool use_regex,
+                                                              RegexSource source);
 
 }  // namespace kvbench::models

@@ -12,9 +12,23 @@ namespace fs = std::filesystem;
 
 namespace {
 
+bool has_control_character(const std::string& s) {
+  for (unsigned char c : s)
+    if (c < 0x20 || c == 0x7f) return true;
+  return false;
+}
+
 // A shard must lie inside the model directory: "../other/model.safetensors" or an absolute path
-// would load (and checksum) some other checkpoint's bytes under this model's name.
+// would load (and checksum) some other checkpoint's bytes under this model's name. A control
+// character is refused too: the system reads a name only up to a NUL ("a.safetensors\0.x" opens
+// a.safetensors), and a newline would split the error naming it.
 void require_inside_model_dir(const fs::path& index_path, const std::string& tensor, const std::string& file) {
+  if (has_control_character(tensor))
+    throw ModelLoadError(index_path.string(),
+                         "weight_map: the tensor name " + nlohmann::json(tensor).dump() + " holds a control character");
+  if (has_control_character(file))
+    throw ModelLoadError(index_path.string(), "weight_map['" + tensor + "']: the shard name " +
+                                                  nlohmann::json(file).dump() + " holds a control character");
   const fs::path rel(file);
   bool escapes = rel.empty() || rel.has_root_path();
   for (const auto& part : rel) escapes |= part == "..";

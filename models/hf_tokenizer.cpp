@@ -14,6 +14,7 @@ std::vector<int> HfTokenizer::encode(const std::string& text, bool add_special_t
   utf8::require_valid(text, "tokenizer input");
   std::vector<int> ids;
   std::vector<PreToken> words;
+  RegexBudget budget(text.size());
   for (TextPiece& raw : added_.split(text, /*normalized_tokens=*/false)) {
     if (raw.id >= 0) {
       ids.push_back(raw.id);
@@ -27,7 +28,7 @@ std::vector<int> HfTokenizer::encode(const std::string& text, bool add_special_t
       }
       words.clear();
       words.push_back({std::move(piece.text), raw.offset == 0 && piece.offset == 0});
-      if (p_.pre_tokenizer) p_.pre_tokenizer->pre_tokenize(words);
+      if (p_.pre_tokenizer) p_.pre_tokenizer->pre_tokenize(words, budget);
       for (const PreToken& w : words) p_.model->tokenize(w.text, ids);
     }
   }

@@ -1,6 +1,10 @@
 // tokenizer.json -> HfTokenizer. Every component is checked field by field; anything kvbench does
 // not implement is an error naming the field, never a silently different tokenization.
 #include "models/hf_tokenizer.hpp"
+
+#include <unordered_map>
+#include <unordered_set>
+
 #include "models/model_error.hpp"
 #include "models/model_json.hpp"
 
@@ -38,6 +42,9 @@ std::unique_ptr<BpeModel> parse_bpe(const JsonFields& f) {
   for (auto it = vocab_fields.json().begin(); it != vocab_fields.json().end(); ++it)
     vocab.emplace(it.key(), id_value(vocab_fields, it.key(), it.value()));
   if (const std::string problem = vocab_problem(vocab); !problem.empty()) f.fail("vocab", problem);
+  // Hugging Face fails on the first unknown character; silently dropping it would change the text.
+  if (options.unk_token && !vocab.count(*options.unk_token))
+    f.fail("unk_token", "\"" + *options.unk_token + "\" is not in model.vocab");
 
   const nlohmann::json& merges_json = f.array("merges");
   BpeModel::Merges merges;
@@ -62,31 +69,35 @@ std::unique_ptr<BpeModel> parse_bpe(const JsonFields& f) {
   });
 }
 
-// Hugging Face re-adds the tokens in order (AddedVocabulary::add_tokens) and ignores the ids
-// written in the file: a token already known keeps its id (the model's, or an earlier entry's);
-// a new one takes the next id after the highest added id, at least the model's vocabulary size.
-int next_added_id(const std::string& content, const BpeModel& model, const std::vector<AddedToken>& added) {
-  for (const AddedToken& a : added)
-    if (a.content == content) return a.id;
-  if (auto in_model = model.token_to_id(content)) return *in_model;
-  const int size = model.vocab_size();
-  int highest = -1;
-  for (const AddedToken& a : added) highest = std::max(highest, a.id);
-  if (highest < 0) return size;
-  return highest >= size || size == 0 ? highest + 1 : size;
+// The id of a token new to the vocabulary: the next after the highest added id, at least the
+// model's vocabulary size.
+int next_new_id(int highest_added, int model_size) {
+  if (highest_added < 0) return model_size;
+  return highest_added >= model_size || model_size == 0 ? highest_added + 1 : model_size;
 }
 
+// Hugging Face re-adds the tokens in order (AddedVocabulary::add_tokens) and ignores the ids
+// written in the file: a token already known keeps its id (an earlier entry's, or the model's);
+// a new one takes next_new_id. Earlier entries are looked up by content, not scanned: a file
+// may list hundreds of thousands.
 std::vector<AddedToken> parse_added_tokens(const JsonFields& top, const BpeModel& model) {
   std::vector<AddedToken> out;
   if (!top.has("added_tokens")) return out;
-  for (size_t i = 0; i < top.array("added_tokens").size(); ++i) {
+  const size_t count = top.array("added_tokens").size();
+  std::unordered_map<std::string, int> known;  // content -> id, of the first entry
+  known.reserve(count);
+  int highest = -1;
+  for (size_t i = 0; i < count; ++i) {
     JsonFields t = top.element("added_tokens", i);
     t.allow_only({"id", "content", "single_word", "lstrip", "rstrip", "normalized", "special"});
     AddedToken a;
     a.content = t.string("content");
     if (a.content.empty()) t.fail("content", "must not be empty");
     id_value(t, "id", t.at("id"));  // checked, but the id is assigned as Hugging Face assigns it:
-    a.id = next_added_id(a.content, model, out);
+    auto [entry, first] = known.emplace(a.content, 0);
+    if (first) entry->second = model.token_to_id(a.content).value_or(next_new_id(highest, model.vocab_size()));
+    a.id = entry->second;
+    highest = std::max(highest, a.id);
     a.special = t.boolean_or("special", false);
     a.lstrip = t.boolean_or("lstrip", false);
     a.rstrip = t.boolean_or("rstrip", false);
@@ -110,9 +121,12 @@ std::unique_ptr<HfTokenizer> load_tokenizer_json(const std::string& path) {
     p.model = parse_bpe(top.object("model"));
     if (top.has("normalizer")) p.normalizer = parse_normalizer(top.object("normalizer"));
     if (top.has("pre_tokenizer")) p.pre_tokenizer = parse_pre_tokenizer(top.object("pre_tokenizer"));
-    if (top.has("post_processor")) p.post_processor = parse_post_processor(top.object("post_processor"));
-    if (top.has("decoder")) p.decoder = parse_decoder(top.object("decoder"));
     p.added_tokens = parse_added_tokens(top, *p.model);
+    std::unordered_set<int> added_ids;
+    for (const AddedToken& a : p.added_tokens) added_ids.insert(a.id);
+    const auto is_token = [&](int id) { return p.model->id_to_token(id) != nullptr || added_ids.count(id) > 0; };
+    if (top.has("post_processor")) p.post_processor = parse_post_processor(top.object("post_processor"), is_token);
+    if (top.has("decoder")) p.decoder = parse_decoder(top.object("decoder"));
   } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for an int
     throw ModelLoadError(path, std::string("malformed field: ") + e.what());
   }

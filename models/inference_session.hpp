@@ -33,6 +33,7 @@ class InferenceSession {
   // Appends one token and returns the logits [vocab] that predict the next one.
   torch::Tensor step(int64_t token);
 
+  const Transformer& model() const { return model_; }
   policies::KVCache& cache() { return cache_; }
   int64_t next_position() const { return next_position_; }
   int64_t budget_tokens() const { return info_.budget; }

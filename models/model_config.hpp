@@ -41,6 +41,7 @@ struct ModelConfig {
   bool qk_norm = false;                // qwen3: RMSNorm of each head's q and k (before RoPE)
   int64_t sliding_window = 0;          // 0 = none; recorded, not enforced (Mistral v0.1)
   std::string dtype = "float32";       // storage dtype of the checkpoint
+  std::string origin;                  // the checkpoint's file or directory, named by run-time errors
 
   int64_t group_size() const { return n_heads / n_kv_heads; }
 };

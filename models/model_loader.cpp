@@ -67,8 +67,7 @@ LoadedModel locate_model(const std::string& path_in, const std::string& tokenize
     m.weight_files = hf_weight_files(path);
     m.weight_files.insert(m.weight_files.begin(), (fs::path(path) / "config.json").string());
     // tokenizer.json when present, else tokenizer.model (models/tokenizer.hpp).
-    m.tokenizer_path = resolve_tokenizer_file(tokenizer.empty() ? path : tokenizer);
-    require_regular(m.tokenizer_path, "tokenizer");
+    m.tokenizer_path = resolve_tokenizer_file(tokenizer.empty() ? path : tokenizer);  // a regular file
     for (const auto& file : m.weight_files)
       if (fs::exists(file)) require_regular(file, "weight file");
     return m;
@@ -83,9 +82,8 @@ LoadedModel locate_model(const std::string& path_in, const std::string& tokenize
   m.weight_files = {bin.string()};
   // A truncated or foreign .bin is the problem to report, not the tokenizer it lacks.
   read_llama2c_config(m.weights_path);
-  m.tokenizer_path = tokenizer.empty() ? tokenizer_beside(bin.parent_path(), bin.string()) : resolve_tokenizer_file(tokenizer);
-  if (!fs::exists(m.tokenizer_path)) throw ModelLoadError(m.tokenizer_path, "tokenizer file not found");
-  require_regular(m.tokenizer_path, "tokenizer");
+  m.tokenizer_path =
+      tokenizer.empty() ? tokenizer_beside(bin.parent_path(), bin.string()) : resolve_tokenizer_file(tokenizer);
   if (m.name.size() > 4 && m.name.substr(m.name.size() - 4) == ".bin") m.name = bin.stem().string();
   return m;
 }
@@ -96,13 +94,12 @@ LoadedModel load_model(const std::string& path, const std::string& tokenizer) {
     HfCheckpoint hf = load_hf(m.weights_path);
     m.config = hf.config;
     m.weights = std::move(hf.weights);
-    validate_weights(m.config, m.weights, m.weights_path);
-    check_finite_weights(m.weights, m.weights_path);
-    return m;
+  } else {
+    Llama2cCheckpoint ck = load_llama2c(m.weights_path);
+    m.config = ck.config;
+    m.weights = std::move(ck.weights);
   }
-  Llama2cCheckpoint ck = load_llama2c(m.weights_path);
-  m.config = ck.config;
-  m.weights = std::move(ck.weights);
+  m.config.origin = m.weights_path;
   validate_weights(m.config, m.weights, m.weights_path);
   check_finite_weights(m.weights, m.weights_path);
   return m;

@@ -13,7 +13,9 @@ PerplexityResult evaluate_perplexity(InferenceSession& session, const std::vecto
   std::vector<int64_t> inputs(tokens.begin(), tokens.end() - 1);
   torch::Tensor logits = session.prefill(inputs, /*all_logits=*/true);  // [n-1, vocab]
   torch::Tensor targets = torch::tensor(std::vector<int64_t>(tokens.begin() + 1, tokens.end()), torch::kInt64);
-  torch::Tensor logp = torch::log_softmax(logits.to(torch::kCPU, torch::kFloat64), -1);
+  torch::Tensor host = logits.to(torch::kCPU, torch::kFloat64);
+  require_finite_logits(session.model(), host);  // a NaN perplexity is not a result
+  torch::Tensor logp = torch::log_softmax(host, -1);
   torch::Tensor nll = -logp.gather(1, targets.unsqueeze(1)).squeeze(1);
   PerplexityResult result;
   result.nll.assign(nll.data_ptr<double>(), nll.data_ptr<double>() + nll.numel());

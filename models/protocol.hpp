@@ -1,5 +1,5 @@
 #pragma once
-// When eviction runs (DESIGN.md "Protocols"):
+// When eviction runs (docs/protocols.md):
 //  - oneshot: one forward over the prompt, every layer compressed right after its attention;
 //    generated tokens are appended without eviction (SnapKV/PyramidKV/K-VEC as published).
 //  - stream:  the prompt in blocks of `block` tokens (1 = token by token), compressing after every

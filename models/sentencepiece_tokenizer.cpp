@@ -9,6 +9,7 @@
 
 #include "models/model_error.hpp"
 #include "models/sentencepiece_shim/spm_interface.hpp"
+#include "models/utf8_text.hpp"
 
 namespace kvbench::models {
 namespace {
@@ -61,6 +62,9 @@ SentencePieceTokenizer::SentencePieceTokenizer(const std::string& model_path) {
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;
 
 std::vector<int> SentencePieceTokenizer::encode(const std::string& text, bool add_special_tokens) const {
+  // sentencepiece would map invalid bytes to U+FFFD and score a different text: refused, as the
+  // tokenizer.json backend refuses it.
+  utf8::require_valid(text, "tokenizer input");
   // transformers' LlamaTokenizer splits the text on its special tokens' strings (a chat template
   // writes "<s>") and encodes each piece between them on its own (legacy mode).
   std::vector<std::pair<std::string, int>> specials;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "datasets/regular_file.hpp"
 #include "models/generation_config.hpp"
 #include "models/hf_tokenizer.hpp"
 #include "models/model_error.hpp"
@@ -32,7 +33,13 @@ int id_of_named_token(const TokenizerBackend& backend, const std::string& config
 
 std::string resolve_tokenizer_file(const std::string& path) {
   if (!fs::exists(path)) throw ModelLoadError(path, "tokenizer file not found");
-  if (!fs::is_directory(path)) return path;
+  if (!fs::is_directory(path)) {
+    // A FIFO would block on open and /dev/zero never ends: only regular files are read.
+    const std::string kind = datasets::non_regular_kind(path);
+    if (!kind.empty())
+      throw ModelLoadError(path, "the tokenizer must be a regular file or a directory, this is " + kind);
+    return path;
+  }
   const fs::path dir(path);
   for (const char* name : {"tokenizer.json", "tokenizer.model", "vocab.json"})
     if (fs::is_regular_file(dir / name)) return (dir / name).string();

@@ -56,20 +56,20 @@ TokenizerConfig read_tokenizer_config(const std::string& path) {
   c.unk_token = token_field(path, j, "unk_token");
   c.add_bos_token = bool_field(path, j, "add_bos_token");
   c.add_eos_token = bool_field(path, j, "add_eos_token");
-  c.chat_template = template_field(path, j);
-  if (!c.chat_template) {
-    // transformers >= 4.43 may save the template in a file of its own beside the config.
-    const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-    const std::filesystem::path jinja = dir / "chat_template.jinja";
-    const std::filesystem::path json = dir / "chat_template.json";
-    if (std::filesystem::is_regular_file(jinja)) {
-      std::ifstream in(jinja, std::ios::binary);
-      std::ostringstream s;
-      s << in.rdbuf();
-      c.chat_template = s.str();
-    } else if (std::filesystem::is_regular_file(json)) {
+  // transformers >= 4.43 saves the template in a file of its own beside the config, and reads
+  // that file over the config's field when both are there (from_pretrained's chat_template_file).
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  const std::filesystem::path jinja = dir / "chat_template.jinja";
+  const std::filesystem::path json = dir / "chat_template.json";
+  if (std::filesystem::is_regular_file(jinja)) {
+    std::ifstream in(jinja, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    c.chat_template = s.str();
+  } else {
+    c.chat_template = template_field(path, j);
+    if (!c.chat_template && std::filesystem::is_regular_file(json))
       c.chat_template = template_field(json.string(), parse_json_file(json.string()));
-    }
   }
   return c;
 }

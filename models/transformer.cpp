@@ -6,6 +6,7 @@
 
 #include "models/attention.hpp"
 #include "models/cpu_kernels.hpp"
+#include "models/model_error.hpp"
 #include "policies/gqa_mode.hpp"
 
 namespace kvbench::models {
@@ -172,6 +173,16 @@ torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t f
   if (!all_logits) x = x.narrow(0, T - 1, 1);
   x = rms_norm(x, weights_.final_norm, config_.norm_eps);
   return project(x, weights_.lm_head).to(torch::kFloat32);
+}
+
+void require_finite_logits(const Transformer& model, const torch::Tensor& logits) {
+  // Summed in float64, float32 logits cannot overflow: the sum is finite exactly when each is,
+  // and no mask of the [tokens, vocab] logits is made.
+  if (std::isfinite(logits.sum(torch::kFloat64).item<double>())) return;
+  const std::string& origin = model.config().origin;
+  throw ModelLoadError(origin.empty() ? "the model" : origin,
+                       "the forward pass gave non-finite logits (NaN or infinity): finite weights or config values "
+                       "whose products overflow");
 }
 
 }  // namespace kvbench::models

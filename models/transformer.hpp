@@ -63,4 +63,9 @@ class Transformer {
   Rope rope_;
 };
 
+// Throws ModelLoadError naming the model (config.origin) when `logits` hold NaN or infinity:
+// finite weights or config values whose products overflow. Call it where logits are read back
+// anyway (perplexity, sampling): on a device it waits for the device.
+void require_finite_logits(const Transformer& model, const torch::Tensor& logits);
+
 }  // namespace kvbench::models

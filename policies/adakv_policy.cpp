@@ -24,11 +24,11 @@
 #include <cmath>
 #include <limits>
 
-#include "policies/attention_scorers.hpp"
 #include "policies/gqa_mode.hpp"
 #include "policies/keep_scored.hpp"
 #include "policies/pyramid_budgets.hpp"
 #include "policies/registry.hpp"
+#include "policies/scorer_registry.hpp"
 #include "policies/selection.hpp"
 
 namespace kvbench::policies {
@@ -37,16 +37,13 @@ namespace {
 class AdaKvPolicy : public Policy {
  public:
   explicit AdaKvPolicy(const nlohmann::json& p)
-      : scorer_(make_scorer(p["scorer"].get<std::string>(), p)),
-        alpha_(p["floor_alpha"]),
-        skip_layers_(p["skip_layers"]),
-        normalize_(p["normalize"]),
-        pyramid_(p["pyramid"]),
-        beta_(p["beta"]),
-        reference_rounding_(p["reference_rounding"]) {
-    if (!(alpha_ >= 0 && alpha_ <= 1)) throw std::invalid_argument("adakv: floor_alpha must be in [0, 1]");
-    if (skip_layers_ < 0) throw std::invalid_argument("adakv: skip_layers must be >= 0");
-  }
+      : scorer_(make_scorer(p.at("scorer"), p)),
+        alpha_(p.at("floor_alpha")),
+        skip_layers_(p.at("skip_layers")),
+        normalize_(p.at("normalize")),
+        pyramid_(p.at("pyramid")),
+        beta_(p.at("beta")),
+        reference_rounding_(p.at("reference_rounding")) {}
 
   std::string name() const override { return "adakv"; }
   StatsRequest wants() const override { return scorer_->wants(); }
@@ -55,7 +52,7 @@ class AdaKvPolicy : public Policy {
     Policy::begin(info);
     scorer_->begin(info);
     base_.assign(std::max<int64_t>(info.n_layers, 0), 0);
-    if (info.budget == std::numeric_limits<int64_t>::max()) return;
+    if (info.unlimited()) return;
     const int64_t w = scorer_->recent(info.budget), b = info.budget - w;
     if (pyramid_ && info.n_layers > 0) base_ = pyramid_capacities(info.n_layers, b, w, beta_, info.prompt_len, reference_rounding_);
     else std::fill(base_.begin(), base_.end(), b);
@@ -66,12 +63,12 @@ class AdaKvPolicy : public Policy {
 
   // The layer's per-head average budget: window + b (b from the pyramid when enabled).
   int64_t head_average(int64_t layer) const {
-    if (info_.budget == std::numeric_limits<int64_t>::max()) return info_.budget;
+    if (info_.unlimited()) return info_.budget;
     return scorer_->recent(info_.budget) + base(layer);
   }
   // The most one head may hold: the window plus α·b + (1 − α)·H·b, rounded up.
   int64_t layer_budget(int64_t layer) const override {
-    if (info_.budget == std::numeric_limits<int64_t>::max()) return info_.budget;
+    if (info_.unlimited()) return info_.budget;
     const double b = static_cast<double>(base(layer));
     const int64_t stored = scorer_->repeats_kv() ? std::max(info_.n_heads, info_.n_kv_heads) : info_.n_kv_heads;
     const double heads = static_cast<double>(std::max<int64_t>(stored, 1));
@@ -159,21 +156,21 @@ class AdaKvPolicy : public Policy {
   std::vector<int64_t> base_;  // per layer: b, the per-head average outside the window
 };
 
-nlohmann::json adakv_defaults() {
-  nlohmann::json d = {{"scorer", "snapkv"}, {"floor_alpha", 0.2},          {"skip_layers", 0},
-                      {"normalize", false}, {"pyramid", false},           {"beta", 20},
-                      {"reference_rounding", true}};
-  for (const char* s : {"snapkv", "h2o", "tova", "scissorhands"}) d.update(scorer_defaults(s));
-  return d;
-}
-
 const PolicyRegistration registration({
     "adakv",
     "Head-adaptive budget allocation (top H·b over all heads + α safeguard) around a scorer",
     "Ada-KV (Feng et al. 2024, Alg. 1; FFY0/AdaKV AdaptiveSnapKVCluster, floor_alpha 0.2)",
-    adakv_defaults(),
+    {params::Param::text("scorer", "snapkv", "the registered scorer whose scores are allocated (its parameters join these)"),
+     params::Param::number("floor_alpha", 0.2, "safeguard: every head keeps at least α·b", 0, 1),
+     params::Param::integer("skip_layers", 0, "the first layers keep uniform budgets (the code's skip)", 0),
+     params::Param::flag("normalize", false, "weight each head's scores by its mass in its own top-b (the code's option)"),
+     params::Param::flag("pyramid", false, "Ada-PyramidKV: per-layer budgets as PyramidKV (the code's pyram_mode)"),
+     params::Param::integer("beta", 20, "pyramid: the ratio of the largest to the smallest layer budget", 1),
+     params::Param::flag("reference_rounding", true, "round each head as the reference (total may differ from H·b)")},
     [](const nlohmann::json& p) { return std::make_unique<AdaKvPolicy>(p); },
-    "its ragged eviction sizes the cache by the longest head (compresses once, after the prompt, under oneshot)"});
+    "its ragged eviction sizes the cache by the longest head (compresses once, after the prompt, under oneshot)",
+    "",
+    "scorer"});
 
 }  // namespace
 }  // namespace kvbench::policies

@@ -48,7 +48,7 @@ Budget Budget::parse(const std::string& text) {
 int64_t Budget::resolve(int64_t prompt_len) const {
   if (tokens_) return *tokens_;
   if (fraction_) return std::max<int64_t>(1, std::llround(*fraction_ * static_cast<double>(prompt_len)));
-  return std::numeric_limits<int64_t>::max();
+  return kUnlimitedTokens;
 }
 
 std::string Budget::to_string() const {

@@ -8,6 +8,9 @@
 
 namespace kvbench::policies {
 
+// The resolved budget of "full": no eviction (Budget::resolve, SequenceInfo::unlimited).
+inline constexpr int64_t kUnlimitedTokens = INT64_MAX;
+
 class Budget {
  public:
   static Budget unlimited() { return Budget(); }

@@ -96,7 +96,7 @@ class BuzzPolicy : public Policy {
   void begin(const SequenceInfo& info) override {
     Policy::begin(info);
     n_old_.assign(std::max<int64_t>(info.n_layers, 1), 0);
-    unlimited_ = info.budget >= (int64_t{1} << 40);
+    unlimited_ = info.unlimited();
     if (!unlimited_) layout_ = buzz::resolve_layout(info.budget, sinks_, window_, threshold_, stride_);
   }
   const buzz::Layout& layout() const { return layout_; }
@@ -189,18 +189,21 @@ const PolicyRegistration registration({
     "re-sampling of old ones, evicting only when the buffer exceeds T (logn: BUZZ with log n)",
     "BUZZ (buzz.txt §3.3 Alg. 1–2, Remarks 1–2, Theorem 3.1; §3.5 eq. 7–8 for log n); defaults follow the "
     "official code, JunqiZhao888/buzz-llm BuzzKVCacheWithAccumulation",
-    {{"sinks", 4},
-     {"window", nullptr},     // null = "auto"
-     {"threshold", nullptr},  // null = "auto" (Theorem 3.1)
-     {"stride", 5},
-     {"old_stride", nullptr},  // null = "auto": ⌊(s+1)/2⌋
-     {"local_max", true},
-     {"logn", false},
-     {"logn_base", 512.0},
-     {"head_reduce", "mean"},
-     {"trigger", "exceeds"},      // reaches = evict when old + new reach T
-     {"new_tokens", "one_pass"},  // chunked = Alg. 1 "goto 7" over chunks of T − |old|
-     {"positions", "cache_slot"}},
+    {params::Param::integer("sinks", 4, "k, attention sinks (the reference's start_size)"),
+     params::Param::integer("window", nullptr, "w, the recent window; null = auto").or_null(),
+     params::Param::integer("threshold", nullptr, "T, capacity of old + new; null = auto (Theorem 3.1)").or_null(),
+     params::Param::integer("stride", 5, "s, one local heavy hitter per stride segment (the reference's sample_stride)"),
+     params::Param::integer("old_stride", nullptr, "ŝ, re-sampling stride of old tokens; null = auto: ⌊(s+1)/2⌋").or_null(),
+     params::Param::flag("local_max", true, "false: new tokens interval-sampled too (the reference's BuzzKVCacheNoMax)"),
+     params::Param::flag("logn", false, "BUZZ with log n (eq. 7–8)"),
+     params::Param::number("logn_base", 512.0, "the base of eq. 7"),
+     head_reduce_param(),
+     params::Param::choice("trigger", "exceeds", {"exceeds", "reaches"},
+                           "evict when old + new exceed T (the reference) or reach it"),
+     params::Param::choice("new_tokens", "one_pass", {"one_pass", "chunked"},
+                           "sample every buffered new token at once (the reference) or Alg. 1's chunks of T − |old|"),
+     params::Param::choice("positions", "cache_slot", {"cache_slot", "original"},
+                           "rotate keys by cache slot (the reference) or keep original positions")},
     [](const nlohmann::json& p) { return std::make_unique<BuzzPolicy>(p); }});
 
 }  // namespace

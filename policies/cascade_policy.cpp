@@ -84,7 +84,7 @@ class CascadePolicy : public Policy {
     Policy::begin(info);
     books_.clear();
     token_ids_.clear();
-    unlimited_ = info.budget >= (int64_t{1} << 40);
+    unlimited_ = info.unlimited();
     if (unlimited_) return;
     const int64_t sinks = sinks_on_top_ ? sinks_ : std::min<int64_t>(sinks_, std::max<int64_t>(0, info.budget - 1));
     window_ = sinks_on_top_ ? info.budget : info.budget - sinks;
@@ -193,15 +193,15 @@ const PolicyRegistration registration({
     "EMA-attention token selection, positions by cache slot",
     "Cascading KV cache (cascading-kv-cache.txt §3.1 eq. 4, Alg. 1, App. B gamma, App. C homogeneous heads; "
     "Tables 3, 5 ablations); defaults follow the official code, jeffwillette/cascading_kv_cache",
-    {{"sinks", 4},
-     {"cascades", 4},
-     {"cascade_function", "pow2"},
-     {"sinks_on_top", true},
-     {"token_selection", true},
-     {"head_reduce", "mean"},
-     {"gamma", 0.9999999},  // the reference's fixed β
-     {"gamma_from_window", false},  // true = App. B's exp(−N·ln(100)/|C|)
-     {"eager_fill", true}},
+    {params::Param::integer("sinks", 4, "attention sinks (§4: the first 4 tokens)"),
+     params::Param::integer("cascades", 4, "N, the number of sub-caches"),
+     params::Param::choice("cascade_function", "pow2", {"pow2", "pow3", "pow4"}, "sub-cache i accepts 1/base^(i-1) (Table 5)"),
+     params::Param::flag("sinks_on_top", true, "the sinks come in addition to the budget (§4)"),
+     params::Param::flag("token_selection", true, "false: Table 3's w/o token selection (static pattern)"),
+     params::Param::choice("head_reduce", "mean", {"mean", "median", "max"}, "ρ, the reduction over heads (Table 5)"),
+     params::Param::number("gamma", 0.9999999, "γ of the attention EMA (the reference's fixed value)"),
+     params::Param::flag("gamma_from_window", false, "γ = exp(−N·ln 100/|C|) (App. B)"),
+     params::Param::flag("eager_fill", true, "every sub-cache accepts until |C| non-sink tokens were seen (the reference)")},
     [](const nlohmann::json& p) { return std::make_unique<CascadePolicy>(p); }});
 
 }  // namespace

@@ -8,11 +8,11 @@ class FullPolicy : public Policy {
  public:
   std::string name() const override { return "full"; }
   void compress(int64_t, LayerCache&, Phase) override {}
-  int64_t layer_budget(int64_t) const override { return std::numeric_limits<int64_t>::max(); }
+  int64_t layer_budget(int64_t) const override { return kUnlimitedTokens; }
 };
 
 const PolicyRegistration registration({
-    "full", "Keeps every token (no eviction).", "-", nlohmann::json::object(),
+    "full", "Keeps every token (no eviction).", "-", {},
     [](const nlohmann::json&) { return std::make_unique<FullPolicy>(); }});
 
 }  // namespace

@@ -11,6 +11,11 @@ GqaMode parse_gqa_mode(const std::string& name) {
   throw std::invalid_argument("gqa must be repeat or reduce, got '" + name + "'");
 }
 
+params::Param gqa_param() {
+  return params::Param::choice("gqa", "repeat", {"repeat", "reduce"},
+                               "GQA: repeat K/V to the query heads (the official code) or reduce scores to KV heads");
+}
+
 const char* to_string(GqaMode mode) { return mode == GqaMode::kRepeat ? "repeat" : "reduce"; }
 
 void repeat_to_query_heads(LayerCache& cache, const SequenceInfo& info) {

@@ -12,6 +12,8 @@
 
 #include <string>
 
+#include "base/param.hpp"
+
 #include "policies/layer_cache.hpp"
 #include "policies/policy.hpp"
 
@@ -20,6 +22,8 @@ namespace kvbench::policies {
 enum class GqaMode { kRepeat, kReduce };
 
 GqaMode parse_gqa_mode(const std::string& name);  // repeat | reduce
+// The `gqa` parameter, declared once for every policy that selects per query head.
+params::Param gqa_param();
 const char* to_string(GqaMode mode);
 
 // Replaces `cache` by one that stores the sequence's query heads: stored head h becomes heads

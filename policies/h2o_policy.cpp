@@ -15,18 +15,59 @@
 //    recent window of `window` tokens (8, as KVCache-Factory's LongBench runner sets for H2O) and
 //    B − window heavy hitters, compressing the prompt
 //    once; it refuses to evict during streaming or decoding (use real_drop for that).
+#include <algorithm>
+#include <cmath>
+
+#include "policies/head_reduce.hpp"
 #include "policies/registry.hpp"
 #include "policies/scored_policy.hpp"
+#include "policies/scorer_registry.hpp"
 
 namespace kvbench::policies {
 namespace {
 
+// H2O (Zhang et al., NeurIPS 2023; FMInference/H2O h2o_hf/utils_real_drop/modify_llama.py,
+// H2OKVCache_LayerWise): a slot's score is the attention it received, summed over every query
+// since it entered the cache (prefill rows, stream blocks, decode steps); evicted slots take their
+// score with them (per-slot state "h2o_acc", gathered by keep()).
+class AccumulatedAttentionScorer : public SlotScorer {
+ public:
+  explicit AccumulatedAttentionScorer(const nlohmann::json& p)
+      : recent_ratio_(p.at("recent_ratio")), reduce_(parse_head_reduce(p.at("head_reduce"))) {}
+  std::string name() const override { return "h2o"; }
+  bool slot_order_free() const override { return true; }
+  StatsRequest wants() const override {
+    StatsRequest r;
+    r.column_sums = true;
+    return r;
+  }
+  void observe(int64_t, LayerCache& cache, const AttentionStats& stats, Phase) override {
+    if (!stats.column_sums.defined()) return;
+    torch::Tensor acc = cache.state("h2o_acc");
+    acc += reduce_to_kv_heads(stats.column_sums, cache.kv_heads(), reduce_).to(acc.device(), torch::kFloat32);
+  }
+  int64_t recent(int64_t budget) const override {
+    return std::min<int64_t>(budget, static_cast<int64_t>(std::floor(recent_ratio_ * static_cast<double>(budget))));
+  }
+  torch::Tensor scores(int64_t, LayerCache& cache, const torch::Tensor&) override {
+    return cache.state("h2o_acc");  // stays on the cache's device
+  }
+
+ private:
+  double recent_ratio_;
+  HeadReduce reduce_;
+};
+
+const ScorerRegistration scorer({"h2o",
+                                 {params::Param::number("recent_ratio", 0.5, "share of B kept as the recent window", 0, 1),
+                                  head_reduce_param()},
+                                 [](const nlohmann::json& p) { return std::make_unique<AccumulatedAttentionScorer>(p); }});
+
+
 class H2OPolicy : public ScoredPolicy {
  public:
   explicit H2OPolicy(const nlohmann::json& p)
-      : ScoredPolicy("h2o", make_scorer("h2o", p)), oneshot_(parse_variant(p["variant"].get<std::string>())), window_(p["window"]) {
-    if (window_ < 0) throw std::invalid_argument("h2o: window must be >= 0");
-  }
+      : ScoredPolicy("h2o", make_scorer("h2o", p)), oneshot_(p.at("variant") == "oneshot"), window_(p.at("window")) {}
   void compress(int64_t layer, LayerCache& cache, Phase phase) override {
     if (oneshot_ && phase != Phase::kPrefill) {
       if (fits_budget(cache, std::max<int64_t>(1, info_.budget))) return;
@@ -42,11 +83,6 @@ class H2OPolicy : public ScoredPolicy {
   }
 
  private:
-  static bool parse_variant(const std::string& v) {
-    if (v == "real_drop") return false;
-    if (v == "oneshot") return true;
-    throw std::invalid_argument("h2o: variant must be real_drop or oneshot, got '" + v + "'");
-  }
   bool oneshot_;
   int64_t window_;
 };
@@ -55,8 +91,13 @@ const PolicyRegistration registration({
     "h2o",
     "Heavy hitters (accumulated attention) + recent window, per KV head",
     "H2O (Zhang et al., NeurIPS 2023, Alg. 1; FMInference/H2O utils_real_drop; oneshot: KVCache-Factory H2OKVCluster)",
-    {{"variant", "real_drop"}, {"recent_ratio", 0.5}, {"window", 8}, {"head_reduce", "mean"}},
-    [](const nlohmann::json& p) { return std::make_unique<H2OPolicy>(p); }});
+    {params::Param::choice("variant", "real_drop", {"real_drop", "oneshot"},
+                           "real_drop: the reference's cache, evicting whenever the protocol compresses; oneshot: "
+                           "KVCache-Factory's one-shot prompt compressor"),
+     params::Param::integer("window", 8, "oneshot: the fixed recent window (KVCache-Factory's LongBench runner)", 0)},
+    [](const nlohmann::json& p) { return std::make_unique<H2OPolicy>(p); },
+    "",
+    "h2o"});
 
 }  // namespace
 }  // namespace kvbench::policies

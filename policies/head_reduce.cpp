@@ -11,6 +11,11 @@ HeadReduce parse_head_reduce(const std::string& name) {
   throw std::invalid_argument("head_reduce must be mean, max or sum, got '" + name + "'");
 }
 
+params::Param head_reduce_param() {
+  return params::Param::choice("head_reduce", "mean", {"mean", "max", "sum"},
+                               "how a GQA group's query-head scores become their KV head's");
+}
+
 const char* to_string(HeadReduce mode) {
   switch (mode) {
     case HeadReduce::kMean: return "mean";

@@ -5,11 +5,15 @@
 
 #include <string>
 
+#include "base/param.hpp"
+
 namespace kvbench::policies {
 
 enum class HeadReduce { kMean, kMax, kSum };
 
 HeadReduce parse_head_reduce(const std::string& name);  // mean | max | sum
+// The `head_reduce` parameter, declared once for every policy that reduces query heads.
+params::Param head_reduce_param();
 const char* to_string(HeadReduce mode);
 
 // scores [n_heads, ...] -> [n_kv_heads, ...]; query heads h*g .. h*g+g-1 form KV head h.

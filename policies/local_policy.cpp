@@ -51,7 +51,7 @@ const PolicyRegistration registration({
     "local",
     "Recency: keeps the last B tokens of every head",
     "Local / window attention (H2O, Zhang et al. 2023; StreamingLLM Fig. 1b, Xiao et al. 2024)",
-    {{"positions", "original"}},
+    {params::Param::choice("positions", "original", {"original", "cache_slot"}, "rotate keys by original position or by cache slot")},
     [](const nlohmann::json& p) { return std::make_unique<LocalPolicy>(p); }});
 
 }  // namespace

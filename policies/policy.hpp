@@ -8,6 +8,7 @@
 #include <string>
 
 #include "policies/attention_stats.hpp"
+#include "policies/budget.hpp"
 #include "policies/layer_cache.hpp"
 #include "policies/position_mode.hpp"
 
@@ -26,8 +27,11 @@ struct SequenceInfo {
   int64_t n_kv_heads = 0;
   int64_t head_dim = 0;
   int64_t prompt_len = 0;
-  int64_t budget = 0;  // tokens per KV head per layer, resolved; INT64_MAX = unlimited
+  int64_t budget = 0;  // tokens per KV head per layer, resolved (kUnlimitedTokens: "full")
   uint64_t seed = 0;
+  // No eviction. From 2^40 tokens on a budget counts as unlimited too: no sequence is that long,
+  // and policies compute with smaller budgets (sums, products of strides) without overflow.
+  bool unlimited() const { return budget >= (int64_t{1} << 40); }
 };
 
 class Policy {

@@ -15,6 +15,7 @@
 #include "policies/pyramid_budgets.hpp"
 #include "policies/registry.hpp"
 #include "policies/scored_policy.hpp"
+#include "policies/scorer_registry.hpp"
 
 namespace kvbench::policies {
 namespace {
@@ -23,15 +24,13 @@ class PyramidKvPolicy : public ScoredPolicy {
  public:
   explicit PyramidKvPolicy(const nlohmann::json& p)
       : ScoredPolicy("pyramidkv", make_scorer("snapkv", p)),
-        window_(p["window"]),
-        beta_(p["beta"]),
-        reference_rounding_(p["reference_rounding"]) {
-    if (beta_ < 1) throw std::invalid_argument("pyramidkv: beta must be at least 1");
-  }
+        window_(p.at("window")),
+        beta_(p.at("beta")),
+        reference_rounding_(p.at("reference_rounding")) {}
   void begin(const SequenceInfo& info) override {
     ScoredPolicy::begin(info);
     budgets_.clear();
-    if (info.budget == std::numeric_limits<int64_t>::max() || info.n_layers < 1) return;
+    if (info.unlimited() || info.n_layers < 1) return;
     const int64_t w = std::min(window_, info.budget);
     for (int64_t cap : pyramid_capacities(info.n_layers, info.budget - w, w, beta_, info.prompt_len, reference_rounding_))
       budgets_.push_back(cap + w);
@@ -55,8 +54,13 @@ const PolicyRegistration registration({
     "pyramidkv",
     "SnapKV scoring with linearly decreasing per-layer budgets (pyramid)",
     "PyramidKV (Cai/Zhang et al. 2024; Zefan-Cai/PyramidKV PyramidKVCluster, beta 20)",
-    {{"window", 8}, {"kernel", 7}, {"pooling", "max"}, {"head_reduce", "mean"}, {"gqa", "repeat"}, {"beta", 20}, {"reference_rounding", true}},
-    [](const nlohmann::json& p) { return std::make_unique<PyramidKvPolicy>(p); }});
+    {params::Param::integer("beta", 20, "the ratio of the bottom layer's budget to the top layer's", 1),
+     params::Param::flag("reference_rounding", true, "the reference's integer steps (budgets may sum to more than L·C)")},
+    [](const nlohmann::json& p) { return std::make_unique<PyramidKvPolicy>(p); },
+    "",
+    "snapkv",
+    "",
+    {{"window", 8}}});
 
 }  // namespace
 }  // namespace kvbench::policies

@@ -18,9 +18,7 @@ namespace {
 
 class RandomPolicy : public Policy {
  public:
-  explicit RandomPolicy(const nlohmann::json& p) : recent_ratio_(p["recent_ratio"]), per_head_(p["per_head"]) {
-    if (!(recent_ratio_ >= 0 && recent_ratio_ <= 1)) throw std::invalid_argument("random: recent_ratio must be in [0, 1]");
-  }
+  explicit RandomPolicy(const nlohmann::json& p) : recent_ratio_(p.at("recent_ratio")), per_head_(p.at("per_head")) {}
   std::string name() const override { return "random"; }
   bool slot_order_free() const override { return true; }
   void begin(const SequenceInfo& info) override {
@@ -61,7 +59,8 @@ const PolicyRegistration registration({
     "random",
     "Random eviction outside a recent window (seeded, deterministic)",
     "Random (RoCo/EasyKV baselines, Ren & Zhu 2024) + H2O's recent window",
-    {{"recent_ratio", 0.5}, {"per_head", false}},
+    {params::Param::number("recent_ratio", 0.5, "share of B kept as the recent window", 0, 1),
+     params::Param::flag("per_head", false, "independent draws per KV head")},
     [](const nlohmann::json& p) { return std::make_unique<RandomPolicy>(p); }});
 
 }  // namespace

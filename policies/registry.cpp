@@ -1,62 +1,52 @@
 #include "policies/registry.hpp"
 
-#include <algorithm>
 #include <stdexcept>
+
+#include "base/registry.hpp"
+#include "policies/scorer_registry.hpp"
 
 namespace kvbench::policies {
 namespace {
-std::vector<PolicyInfo>& table() {
-  static std::vector<PolicyInfo> policies;
+base::Registry<PolicyInfo>& table() {
+  static base::Registry<PolicyInfo> policies("policy");
   return policies;
 }
-
-// "an integer" where nlohmann says "number" for both 2 and 2.5.
-std::string kind_name(const nlohmann::json& value) {
-  if (value.is_number_integer()) return "an integer";
-  if (value.is_number()) return "a number";
-  if (value.is_boolean()) return "true or false";
-  if (value.is_string()) return "a string";
-  if (value.is_array()) return "a list";
-  return "an object";
-}
-
-bool same_kind(const nlohmann::json& a, const nlohmann::json& b) {
-  if (a.is_number() && b.is_number()) return !(a.is_number_integer() && b.is_number_float());
-  return a.type() == b.type() || a.is_null();
-}
+params::Owner owner(const std::string& name) { return {"policy '" + name + "'", "policy_params"}; }
 }  // namespace
 
 PolicyRegistration::PolicyRegistration(PolicyInfo info) {
-  auto& policies = table();
-  auto pos = std::lower_bound(policies.begin(), policies.end(), info.name,
-                              [](const PolicyInfo& p, const std::string& n) { return p.name < n; });
-  policies.insert(pos, std::move(info));
+  params::check_unique_names("policy '" + info.name + "'", info.params);
+  table().add(std::move(info));
 }
 
-const std::vector<PolicyInfo>& registered_policies() { return table(); }
+const std::vector<PolicyInfo>& registered_policies() { return table().all(); }
 
-const PolicyInfo& policy_info(const std::string& name) {
-  for (const auto& info : table())
-    if (info.name == name) return info;
-  std::string known;
-  for (const auto& info : table()) known += (known.empty() ? "" : ", ") + info.name;
-  throw std::invalid_argument("unknown policy '" + name + "' (known: " + known + ")");
+const PolicyInfo& policy_info(const std::string& name) { return table().at(name); }
+
+params::Params policy_params(const std::string& name, const nlohmann::json& given) {
+  const PolicyInfo& info = policy_info(name);
+  std::string scorer = info.scorer;
+  if (!info.scorer_param.empty()) {
+    // The wrapper's own parameter says which scorer it wraps (or its default does).
+    nlohmann::json named = params::find(info.params, info.scorer_param).default_value;
+    if (given.is_object() && given.contains(info.scorer_param)) named = given[info.scorer_param];
+    if (!named.is_string() || !find_scorer(named.get<std::string>()))
+      throw std::invalid_argument("policy_params: field '" + info.scorer_param + "' of policy '" + name +
+                                  "' must be a registered scorer (" + scorer_names() + "), got " + named.dump());
+    scorer = named.get<std::string>();
+  }
+  if (scorer.empty()) return info.params;
+  params::Params all = info.params;
+  for (params::Param p : scorer_info(scorer).params) {
+    if (info.scorer_defaults.contains(p.name)) p.default_value = info.scorer_defaults[p.name];
+    all.push_back(std::move(p));
+  }
+  params::check_unique_names("policy '" + name + "' with scorer '" + scorer + "'", all);
+  return all;
 }
 
 nlohmann::json resolved_params(const std::string& name, const nlohmann::json& params) {
-  const PolicyInfo& info = policy_info(name);
-  nlohmann::json resolved = info.defaults;
-  if (params.is_null()) return resolved;
-  if (!params.is_object()) throw std::invalid_argument("policy '" + name + "': parameters must be a JSON object");
-  for (auto it = params.begin(); it != params.end(); ++it) {
-    if (!info.defaults.contains(it.key()))
-      throw std::invalid_argument("policy '" + name + "': unknown parameter '" + it.key() + "'");
-    if (!same_kind(info.defaults[it.key()], it.value()))
-      throw std::invalid_argument("policy '" + name + "': parameter '" + it.key() + "' must be " +
-                                  kind_name(info.defaults[it.key()]) + ", got " + it.value().dump());
-    resolved[it.key()] = it.value();
-  }
-  return resolved;
+  return params::with_defaults(owner(name), policy_params(name, params), params);
 }
 
 std::unique_ptr<Policy> make_policy(const std::string& name, const nlohmann::json& params) {

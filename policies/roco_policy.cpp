@@ -2,8 +2,11 @@
 // eviction policy = an importance score (policies/importance_scores.hpp: random, recency, AAS,
 // AQAS, LTAS, MAS) × an eviction scope (policies/eviction_scope.hpp: none, window, std, easykv).
 // When the cache holds more than the budget B, the lowest-importance slots inside the scope are
-// evicted. RoCo = MAS × std: the r = B/2 slots with the largest standard deviation of received
-// attention are excluded (§5.1.5: r = B/2), and the lowest mean attention is evicted.
+// evicted. RoCo as its official code runs it (the default, by the fidelity rule: the code over the
+// paper's text) = MAS × easykv, DRSY/EasyKV's generate() with kv_policy "roco" (below). RoCo as the
+// paper describes it = MAS × std (`scope: std`): the r = B/2 slots with the largest standard
+// deviation of received attention are excluded (§5.1.5: r = B/2), and the lowest mean attention
+// is evicted.
 // Table 1's policies are points of the same grid (docs/policies-papers.md):
 //   H2O = aas × window, ScissorHands = aqas × window, TOVA = ltas × none (shared_heads),
 //   StreamLLM = recency × none with 4 sinks, Random = random × none.
@@ -14,7 +17,7 @@
 // scores the mean over heads and keeps the same tokens everywhere (TOVA).
 // Removing k tokens at once equals k single evictions: the scope (top-r std, last r) of the
 // remaining slots does not change while slots inside the scope are removed.
-// Scope easykv follows the EasyKV code (DRSY/EasyKV generate(), kv_policy "roco") by default:
+// Scope easykv follows the EasyKV code (DRSY/EasyKV generate(), kv_policy "roco"):
 // statistics are collected only from the first forward that overflows the budget
 // (keep_attention=False; `easykv_keep_attention: true` collects them from the start); while the
 // prompt is encoded the first `easykv_sinks` (temp_length, 4) slots are protected and the
@@ -139,22 +142,25 @@ class RocoPolicy : public Policy {
 
 const PolicyRegistration registration({
     "roco",
-    "Importance score x eviction scope; default RoCo: evict the lowest mean attention outside the top-r "
-    "std slots (r = B/2)",
+    "Importance score x eviction scope; default RoCo as the EasyKV code runs it (scope easykv); scope std: the "
+    "paper's rule, the lowest mean attention outside the top-r std slots (r = B/2)",
     "RoCo / EasyKV (roco-easykv.txt §4.1–4.3 unified view, §5.1.4 Table 1, §5.1.5 r = B/2, §5.3 block-wise "
     "eviction and GQA; scope easykv = the EasyKV reference code)",
-    {{"importance", "mas"},
-     {"scope", "std"},
-     {"scope_ratio", 0.5},
-     {"sinks", 0},
-     {"evict_block", 1},
-     {"shared_heads", false},
-     {"easykv_prompt_recent_ratio", 0.1},
-     {"easykv_decode_recent_ratio", 0.3},
-     {"easykv_protect_last", 10},
-     {"easykv_sinks", 4},
-     {"easykv_keep_attention", false},
-     {"head_reduce", "mean"}},
+    {params::Param::choice("importance", "mas", {"random", "recency", "aas", "aqas", "ltas", "mas"},
+                           "the importance score (first axis of the unified view)"),
+     params::Param::choice("scope", "easykv", {"none", "window", "std", "easykv"},
+                           "the eviction scope (second axis): easykv = the EasyKV code (RoCo's official code), std = "
+                           "the paper's rule"),
+     params::Param::number("scope_ratio", 0.5, "r = ⌊ratio·B⌋"),
+     params::Param::integer("sinks", 0, "slots never evicted (scopes none/window/std; easykv uses easykv_sinks)"),
+     params::Param::integer("evict_block", 1, "block-wise eviction (§5.3, Table 6): free at least this many slots"),
+     params::Param::flag("shared_heads", false, "one choice for every head from the head-mean scores (TOVA)"),
+     params::Param::number("easykv_prompt_recent_ratio", 0.1, "easykv scope, encoding a prompt"),
+     params::Param::number("easykv_decode_recent_ratio", 0.3, "easykv scope, decoding"),
+     params::Param::integer("easykv_protect_last", 10, "easykv scope"),
+     params::Param::integer("easykv_sinks", 4, "easykv scope, encoding a prompt"),
+     params::Param::flag("easykv_keep_attention", false, "easykv scope: collect statistics before the cache is full"),
+     head_reduce_param()},
     [](const nlohmann::json& p) { return std::make_unique<RocoPolicy>(p); }});
 
 }  // namespace

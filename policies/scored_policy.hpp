@@ -5,10 +5,10 @@
 #include <memory>
 #include <string>
 
-#include "policies/attention_scorers.hpp"
 #include "policies/gqa_mode.hpp"
 #include "policies/keep_scored.hpp"
 #include "policies/policy.hpp"
+#include "policies/slot_scorer.hpp"
 
 namespace kvbench::policies {
 

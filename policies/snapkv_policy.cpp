@@ -10,18 +10,95 @@
 // kvpress). The window counts inside the budget; when B ≤ window the layer keeps its last B
 // tokens. Under stream/decode the window rows are the queries of the current block/step (one row
 // while decoding); the reference compresses the prompt once.
+#include <map>
+
+#include "policies/gqa_mode.hpp"
+#include "policies/head_reduce.hpp"
+#include "policies/keep_scored.hpp"
 #include "policies/registry.hpp"
 #include "policies/scored_policy.hpp"
+#include "policies/scorer_registry.hpp"
+#include "policies/selection.hpp"
 
 namespace kvbench::policies {
 namespace {
+
+// SnapKV (Li et al., 2024; FasterDecoding/SnapKV snapkv_utils.py): the attention of the last
+// `window` queries, summed over those queries (the reference sums; Ada-KV's code averages, the
+// same ranking), reduced from query heads to KV heads, then pooled along the sequence (max, kernel
+// 7) over the slots outside the window only — the window slots are zeroed before pooling, which
+// equals the reference's pooling of the prefix alone for both max (scores ≥ 0) and avg (zero pads).
+// GQA (`gqa`): `repeat` (default, the official code) keeps the query heads' scores apart and the
+// policy repeats the layer's K/V to the query heads before selecting; `reduce` reduces them to
+// their KV head with `head_reduce` (policies/gqa_mode.hpp).
+class WindowAttentionScorer : public SlotScorer {
+ public:
+  explicit WindowAttentionScorer(const nlohmann::json& p)
+      : window_(p.at("window")),
+        kernel_(p.at("kernel")),
+        pooling_(p.at("pooling")),
+        reduce_(parse_head_reduce(p.at("head_reduce"))),
+        gqa_(parse_gqa_mode(p.at("gqa"))) {
+    if (kernel_ % 2 == 0) throw std::invalid_argument("snapkv: kernel must be odd and positive");
+  }
+  std::string name() const override { return "snapkv"; }
+  // Pooling reads neighbouring tokens, which scores() finds by arrival order, not by slot.
+  bool slot_order_free() const override { return true; }
+  StatsRequest wants() const override {
+    StatsRequest r;
+    r.window = window_;
+    return r;
+  }
+  void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase) override {
+    if (!stats.window_rows.defined()) return;
+    torch::Tensor summed = stats.window_rows.sum(1);  // [heads, n], kept on the device
+    summed_[layer] = (gqa_ == GqaMode::kRepeat ? summed : reduce_to_kv_heads(summed, cache.kv_heads(), reduce_)).to(torch::kFloat32);
+  }
+  int64_t recent(int64_t budget) const override { return std::min(window_, budget); }
+  bool repeats_kv() const override { return gqa_ == GqaMode::kRepeat; }
+  torch::Tensor scores(int64_t layer, LayerCache& cache, const torch::Tensor& protected_slots) override {
+    const torch::Tensor& s = observed_row(summed_, layer, cache);
+    if (s.size(0) != cache.kv_heads())
+      throw std::logic_error("snapkv scorer: " + std::to_string(s.size(0)) + " score rows for " +
+                             std::to_string(cache.kv_heads()) + " stored heads (gqa repeat: repeat the cache first)");
+    torch::Tensor outside = protected_slots.logical_not();
+    if (!cache.all_valid()) outside = outside.logical_and(cache.valid());
+    torch::Tensor masked = s * outside.to(torch::kFloat32);
+    if (cache.in_arrival_order() && cache.all_valid()) return pool_scores(masked, pooling_, kernel_);
+    // Slots have moved (SlotOrder::kAny), or a ragged head has holes (Ada-KV): pool over each
+    // head's valid tokens in arrival order, as the reference's packed per-head cache holds them,
+    // and put the scores back.
+    torch::Tensor perm = cache.arrival_order().expand(masked.sizes());
+    if (!cache.all_valid()) perm = valid_first(perm, cache.valid());
+    torch::Tensor pooled = pool_scores(masked.gather(1, perm), pooling_, kernel_);
+    return torch::empty_like(pooled).scatter_(1, perm, pooled);
+  }
+
+ private:
+  int64_t window_, kernel_;
+  std::string pooling_;
+  HeadReduce reduce_;
+  GqaMode gqa_;
+  std::map<int64_t, torch::Tensor> summed_;  // per layer: [stored heads, n] window-summed attention
+};
+
+const ScorerRegistration scorer(
+    {"snapkv",
+     {params::Param::integer("window", 32, "observation window: the last w queries, kept inside the budget", 1),
+      params::Param::integer("kernel", 7, "pooling kernel (odd)", 1),
+      params::Param::choice("pooling", "max", {"max", "avg", "none"}, "pooling along the sequence (the reference's maxpool)"),
+      head_reduce_param(), gqa_param()},
+     [](const nlohmann::json& p) { return std::make_unique<WindowAttentionScorer>(p); }});
+
 
 const PolicyRegistration registration({
     "snapkv",
     "Observation-window attention, pooled, per-head top-(C − w) + the window",
     "SnapKV (Li et al. 2024; FasterDecoding/SnapKV SnapKVCluster: window 32, kernel 7, maxpool)",
-    {{"window", 32}, {"kernel", 7}, {"pooling", "max"}, {"head_reduce", "mean"}, {"gqa", "repeat"}},
-    [](const nlohmann::json& p) { return std::make_unique<ScoredPolicy>("snapkv", make_scorer("snapkv", p)); }});
+    {},
+    [](const nlohmann::json& p) { return std::make_unique<ScoredPolicy>("snapkv", make_scorer("snapkv", p)); },
+    "",
+    "snapkv"});
 
 }  // namespace
 }  // namespace kvbench::policies

@@ -18,13 +18,8 @@ namespace {
 
 class StreamingLlmPolicy : public Policy {
  public:
-  explicit StreamingLlmPolicy(const nlohmann::json& p) : sinks_(p["sinks"]) {
-    if (sinks_ < 0) throw std::invalid_argument("streaming_llm: sinks must be >= 0");
-    const std::string positions = p["positions"];
-    if (positions == "cache_slot") mode_ = PositionMode::kCacheSlot;
-    else if (positions == "original") mode_ = PositionMode::kOriginal;
-    else throw std::invalid_argument("streaming_llm: positions must be cache_slot or original, got '" + positions + "'");
-  }
+  explicit StreamingLlmPolicy(const nlohmann::json& p)
+      : sinks_(p.at("sinks")), mode_(p.at("positions") == "original" ? PositionMode::kOriginal : PositionMode::kCacheSlot) {}
   void begin(const SequenceInfo& info) override {
     Policy::begin(info);
     ages_.clear();
@@ -60,7 +55,8 @@ const PolicyRegistration registration({
     "streaming_llm",
     "Attention sinks (first tokens) + recent window, positions inside the cache",
     "StreamingLLM (Xiao et al., ICLR 2024; mit-han-lab/streaming-llm StartRecentKVCache, start_size 4)",
-    {{"sinks", 4}, {"positions", "cache_slot"}},
+    {params::Param::integer("sinks", 4, "attention-sink tokens (inside the budget)", 0),
+     params::Param::choice("positions", "cache_slot", {"cache_slot", "original"}, "cache_slot (pos-shift) or original")},
     [](const nlohmann::json& p) { return std::make_unique<StreamingLlmPolicy>(p); }});
 
 }  // namespace

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs kvbench's dependencies from Debian bookworm and builds Release into build/.
+# Installs kvbench's dependencies from Debian bookworm and builds Release into build/: the targets
+# named as arguments (scripts/demo.sh builds only `kvbench`), or everything.
 # Idempotent: packages already present are not fetched again; the build is incremental.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,4 +41,6 @@ fi
 
 BUILD_DIR="${KVBENCH_BUILD_DIR:-build}"
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$BUILD_DIR" -j "${KVBENCH_JOBS:-$(nproc)}"
+targets=()
+for t in "$@"; do targets+=(--target "$t"); done
+cmake --build "$BUILD_DIR" -j "${KVBENCH_JOBS:-$(nproc)}" "${targets[@]}"

@@ -6,6 +6,7 @@
 #include "metrics/rouge_score.hpp"
 #include "tasks/engines/generation_engine.hpp"
 #include "tasks/fidelity_scores.hpp"
+#include "tasks/shared_params.hpp"
 #include "datasets/jsonl_reader.hpp"
 
 namespace kvbench::tasks {
@@ -24,19 +25,21 @@ std::string fill_article(const std::string& tmpl, const std::string& article) {
 
 class ReconstructionTask : public Task {
  public:
-  ParamSpecs parameters() const override {
-    return {ParamSpec::text("template"), ParamSpec::integer("max_article_tokens", 1), ParamSpec::integer("max_new_tokens", 1),
-            ParamSpec::flag("record_prompts")};
+  params::Params parameters() const override {
+    using params::Param;
+    return {Param::text("template", kTemplate, "the prompt; {article} is replaced by the article"),
+            Param::integer("max_article_tokens", nullptr, "article tokens kept (default (context - template - 16) / 2)", 1),
+            Param::integer("max_new_tokens", nullptr, "tokens generated (default: article tokens + 16)", 1),
+            record_prompts_param()};
   }
+
   nlohmann::json settings() const override {
     return {{"protocol", "generate-and-score (RoCo context reconstruction)"},
             {"data", kFile},
             {"prompt_template", kTemplate},
             {"truncation", "article cut to max_article_tokens (default (context - template - 16) / 2)"},
             {"decoding", "greedy; max_new_tokens = article tokens + 16; stop at EOS or \"```\""},
-            {"metric", "BLEU (sacreBLEU) and ROUGE-1/2/L F x100 of the repetition against the article"},
-            {"params", {{"template", kTemplate}, {"max_article_tokens", "auto"}, {"max_new_tokens", "auto"},
-                        {"record_prompts", false}}}};
+            {"metric", "BLEU (sacreBLEU) and ROUGE-1/2/L F x100 of the repetition against the article"}};
   }
 
   std::vector<std::string> data_files(const TaskContext& ctx) const override {
@@ -44,12 +47,12 @@ class ReconstructionTask : public Task {
   }
 
   nlohmann::json run(const TaskContext& ctx) const override {
-    const std::string tmpl = ctx.param<std::string>("template", kTemplate);
+    const std::string tmpl = ctx.param<std::string>("template");
     const models::Tokenizer& tok = *ctx.tokenizer;
     const int64_t overhead = static_cast<int64_t>(encode_prompt(ctx, fill_article(tmpl, "")).size());
-    const int64_t max_article = ctx.param<int64_t>("max_article_tokens", (ctx.max_context() - overhead - 16) / 2);
+    const int64_t max_article = ctx.param_or<int64_t>("max_article_tokens", (ctx.max_context() - overhead - 16) / 2);
     if (max_article < 1) throw std::invalid_argument("fidelity/reconstruction: the template leaves no room for the article");
-    const bool record = ctx.param<bool>("record_prompts", false);
+    const bool record = ctx.param<bool>("record_prompts");
     DecodingSettings dec;
     dec.stop_strings = {"```"};
 
@@ -63,7 +66,7 @@ class ReconstructionTask : public Task {
         ids.resize(max_article);
         article = tok.decode(ids);
       }
-      dec.max_new_tokens = ctx.param<int64_t>("max_new_tokens", static_cast<int64_t>(ids.size()) + 16);
+      dec.max_new_tokens = ctx.param_or<int64_t>("max_new_tokens", static_cast<int64_t>(ids.size()) + 16);
       const std::string prompt = fill_article(tmpl, article);
       Completion c = complete(ctx, encode_prompt(ctx, prompt), dec);
       const std::string id = line.string_field_or("id", where);

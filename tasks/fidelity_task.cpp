@@ -37,7 +37,7 @@ class FidelityTask : public Task {
   }
 
   // The base task's parameters: fidelity adds none of its own.
-  ParamSpecs parameters() const override { return base_->parameters(); }
+  params::Params parameters() const override { return base_->parameters(); }
   void check_params(const nlohmann::json& params) const override { base_->check_params(params); }
 
   std::vector<std::string> data_files(const TaskContext& ctx) const override { return base_->data_files(ctx); }

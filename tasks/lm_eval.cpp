@@ -4,16 +4,10 @@
 #include <regex>
 #include <stdexcept>
 
+#include "tasks/python_str.hpp"
+
 namespace kvbench::tasks::lm_eval {
 namespace {
-
-// Python str.strip() for ASCII whitespace.
-std::string strip(const std::string& s) {
-  const char* ws = " \t\n\r\f\v";
-  const auto a = s.find_first_not_of(ws);
-  if (a == std::string::npos) return "";
-  return s.substr(a, s.find_last_not_of(ws) - a + 1);
-}
 
 McDoc shared_context(std::string context, const std::vector<std::string>& choices, size_t gold, bool acc_norm) {
   McDoc d;

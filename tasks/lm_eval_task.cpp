@@ -53,10 +53,17 @@ std::vector<size_t> sample(std::mt19937_64& rng, size_t n, size_t k) {
 class LmEvalTask : public Task {
  public:
   explicit LmEvalTask(std::string task) : task_(std::move(task)) {}
-  ParamSpecs parameters() const override {
-    return {ParamSpec::integer("shots", 0), ParamSpec::text("data_file"), ParamSpec::text("shots_file"),
-            ParamSpec::integer("max_length", 2), ParamSpec::flag("record_prompts")};
+  params::Params parameters() const override {
+    using params::Param;
+    return {Param::integer("shots", 5, "in-context examples (BumbleBee: five-shot)", 0),
+            Param::text("data_file", "lm_eval/" + task_ + "/" + lm_eval::eval_split(task_) + ".jsonl",
+                        "the evaluated split (absolute or relative to the data root)"),
+            Param::text("shots_file", nullptr, "the split shots come from (default: lm_eval/<task>/train.jsonl if staged, "
+                                               "else the evaluated split without the document itself)"),
+            Param::integer("max_length", nullptr, "context + continuation tokens allowed (default: the model context)", 2),
+            Param::flag("record_prompts", false, "add each choice's context and continuation")};
   }
+
 
   nlohmann::json settings() const override {
     return {{"benchmark", "lm-evaluation-harness v0.3 task formats (H2O / BumbleBee Table 1)"},
@@ -72,9 +79,7 @@ class LmEvalTask : public Task {
             {"decoding", "none (scoring only)"},
             {"metric", task_ == "copa" || task_ == "rte" || task_ == "winogrande"
                            ? "acc"
-                           : "acc, acc_norm (log-likelihood / characters of the choice)"},
-            {"params", {{"shots", 5}, {"data_file", ""}, {"shots_file", ""}, {"max_length", "model context"},
-                        {"record_prompts", "false; true adds each choice's context and continuation"}}}};
+                           : "acc, acc_norm (log-likelihood / characters of the choice)"}};
   }
 
   std::vector<std::string> data_files(const TaskContext& ctx) const override {
@@ -84,9 +89,8 @@ class LmEvalTask : public Task {
   }
 
   nlohmann::json run(const TaskContext& ctx) const override {
-    const int64_t shots = ctx.param<int64_t>("shots", 5);
-    if (shots < 0) throw std::invalid_argument("lm_eval/" + task_ + ": task_params.shots must be >= 0");
-    const int64_t max_length = ctx.param<int64_t>("max_length", ctx.max_context());
+    const int64_t shots = ctx.param<int64_t>("shots");
+    const int64_t max_length = ctx.param_or<int64_t>("max_length", ctx.max_context());
     const std::vector<McDoc> docs = read_docs(task_, eval_file(ctx), ctx.limit);
     const std::string pool_file = shots_file(ctx);
     const std::vector<McDoc> pool_storage = pool_file.empty() || shots == 0 ? std::vector<McDoc>{} : read_docs(task_, pool_file, 0);
@@ -148,7 +152,7 @@ class LmEvalTask : public Task {
                           {"gold", doc.gold},
                           {"logliks", ll},
                           {"metrics", m}});
-      if (ctx.param<bool>("record_prompts", false)) {
+      if (ctx.param<bool>("record_prompts")) {
         examples.back()["contexts"] = contexts;
         examples.back()["continuations"] = doc.continuations;
       }
@@ -162,14 +166,13 @@ class LmEvalTask : public Task {
 
  private:
   std::string eval_file(const TaskContext& ctx) const {
-    const std::string fallback = "lm_eval/" + task_ + "/" + lm_eval::eval_split(task_) + ".jsonl";
-    return datasets::resolve_data_file(ctx.data_root, ctx.param<std::string>("data_file", fallback), hf_source(task_));
+    return datasets::resolve_data_file(ctx.data_root, ctx.param<std::string>("data_file"), hf_source(task_));
   }
 
   // The training split if present (or task_params.shots_file); "" = draw shots from the eval split.
   std::string shots_file(const TaskContext& ctx) const {
-    if (ctx.params.contains("shots_file"))
-      return datasets::resolve_data_file(ctx.data_root, ctx.param<std::string>("shots_file", ""), hf_source(task_));
+    if (ctx.given("shots_file"))
+      return datasets::resolve_data_file(ctx.data_root, ctx.param_or<std::string>("shots_file", ""), hf_source(task_));
     const auto train = std::filesystem::path(ctx.data_root.empty() ? datasets::default_data_root() : ctx.data_root) /
                        "lm_eval" / task_ / "train.jsonl";
     return std::filesystem::exists(train) ? train.string() : "";

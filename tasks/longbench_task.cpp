@@ -11,6 +11,7 @@
 #include "tasks/engines/generation_engine.hpp"
 #include "tasks/longbench.hpp"
 #include "tasks/longbench_pipelines.hpp"
+#include "tasks/shared_params.hpp"
 #include "tasks/task_registry.hpp"
 
 namespace kvbench::tasks {
@@ -24,16 +25,14 @@ std::string config_file(const TaskContext& ctx, const std::string& name) {
 }
 
 std::string data_file(const TaskContext& ctx, const std::string& subset) {
-  const bool e = ctx.param<bool>("longbench_e", false);
+  const bool e = ctx.param<bool>("longbench_e");
   const std::string fallback = "longbench/" + subset + (e ? "_e" : "") + ".jsonl";
-  return datasets::resolve_data_file(ctx.data_root, ctx.param<std::string>("data_file", fallback), kSource);
+  return datasets::resolve_data_file(ctx.data_root, ctx.param_or<std::string>("data_file", fallback), kSource);
 }
 
 metrics::FuzzBackend fuzz_backend(const TaskContext& ctx) {
-  const std::string b = ctx.param<std::string>("fuzz_backend", "levenshtein");
-  if (b == "levenshtein") return metrics::FuzzBackend::Levenshtein;
-  if (b == "difflib") return metrics::FuzzBackend::Difflib;
-  throw std::invalid_argument("task_params.fuzz_backend must be levenshtein or difflib, got '" + b + "'");
+  return ctx.param<std::string>("fuzz_backend") == "difflib" ? metrics::FuzzBackend::Difflib
+                                                              : metrics::FuzzBackend::Levenshtein;
 }
 
 // The reference fields of one record, checked before anything is generated: eval.py scores an
@@ -61,30 +60,30 @@ SubsetRun run_subset(const TaskContext& ctx, const std::string& subset, int64_t 
   if (!prompts.contains(subset) || !maxlens.contains(subset))
     throw std::runtime_error("longbench_ref/dataset2prompt.json or dataset2maxlen.json has no entry for " + subset);
   const std::string prompt_template = prompts.at(subset).get<std::string>();
-  const longbench::Pipeline pipeline = longbench::parse_pipeline(ctx.param<std::string>("pipeline", "pred_py"));
+  const longbench::Pipeline pipeline = longbench::parse_pipeline(ctx.param<std::string>("pipeline"));
   using longbench::Pipeline;
   // kvpress: "be a bit more generous with token generation to avoid any cut-offs".
   const int64_t extra = pipeline == Pipeline::Kvpress ? longbench::kKvpressExtraNewTokens : 0;
-  const int64_t max_new_tokens = ctx.param<int64_t>("max_new_tokens", maxlens.at(subset).get<int64_t>() + extra);
-  const std::string chat = ctx.param<std::string>("chat_template", "none");
+  const int64_t max_new_tokens = ctx.param_or<int64_t>("max_new_tokens", maxlens.at(subset).get<int64_t>() + extra);
+  const std::string chat = ctx.param<std::string>("chat_template");
   apply_chat_template(chat, "", *ctx.tokenizer);  // validates the name (and that the model has its own template)
 
   int64_t max_length = 0;  // kvpress: the context's max_context_length
   std::string max_length_rule;
-  if (ctx.params.contains("max_length")) {
-    max_length = ctx.param<int64_t>("max_length", 0);
+  if (ctx.given("max_length")) {
+    max_length = ctx.param_or<int64_t>("max_length", 0);
     max_length_rule = "task_params.max_length";
-  } else if (ctx.params.contains("max_length_model") && pipeline == Pipeline::KvcacheFactory) {
-    const std::string name = ctx.param<std::string>("max_length_model", "");
+  } else if (ctx.given("max_length_model") && pipeline == Pipeline::KvcacheFactory) {
+    const std::string name = ctx.param_or<std::string>("max_length_model", "");
     max_length = longbench::kvcache_factory_max_length(name);
     max_length_rule = "KVCache-Factory run_longbench.py model2maxlen matched in '" + name + "'";
-  } else if (ctx.params.contains("max_length_model") && pipeline == Pipeline::PredPy) {
-    const std::string name = ctx.param<std::string>("max_length_model", "");
+  } else if (ctx.given("max_length_model") && pipeline == Pipeline::PredPy) {
+    const std::string name = ctx.param_or<std::string>("max_length_model", "");
     const nlohmann::json table = datasets::read_json_file(config_file(ctx, "model2maxlen.json"));
     if (!table.contains(name)) throw std::invalid_argument("task_params.max_length_model '" + name + "' is not in model2maxlen.json");
     max_length = table.at(name).get<int64_t>();
     max_length_rule = "model2maxlen.json[" + name + "]";
-  } else if (ctx.params.contains("max_length_model")) {
+  } else if (ctx.given("max_length_model")) {
     throw std::invalid_argument("task_params.max_length_model: kvpress has no model table (its max_context_length is "
                                 "the tokenizer's model_max_length); set task_params.max_length");
   } else if (pipeline == Pipeline::PredPy) {
@@ -119,7 +118,8 @@ SubsetRun run_subset(const TaskContext& ctx, const std::string& subset, int64_t 
     const auto& r = records[i];
     longbench::PreparedPrompt p;
     Completion c;
-    std::string question;  // kvpress: fed after the compressed context
+    std::string question;         // kvpress: fed after the compressed context
+    std::string original_prompt;  // kvpress: the context before its cut, when cut
     if (pipeline == Pipeline::Kvpress) {
       const longbench::KvpressParts parts = longbench::kvpress_parts(subset, prompt_template, r, chat, *ctx.tokenizer);
       const int64_t question_tokens = static_cast<int64_t>(ctx.tokenizer->encode(parts.question, false).size());
@@ -129,7 +129,11 @@ SubsetRun run_subset(const TaskContext& ctx, const std::string& subset, int64_t 
                                     " tokens) and " + std::to_string(max_new_tokens) + " new tokens leave no room in the "
                                     "model's context; set task_params.max_new_tokens or max_length");
       const longbench::KvpressIds ids = longbench::kvpress_ids(*ctx.tokenizer, parts, room);
-      p = {parts.context, ids.original_context_tokens, ids.truncated};
+      // What is fed: kvpress cuts the context's token ids from the right; the recorded prompt is
+      // those ids decoded, the text before the cut a second field.
+      p = {ctx.tokenizer->decode(std::vector<int>(ids.context.begin(), ids.context.end())), ids.original_context_tokens,
+           ids.truncated};
+      if (ids.truncated) original_prompt = parts.context;
       question = parts.question;
       c = complete_after_context(ctx, ids.context, ids.question, decoding);
     } else {
@@ -156,9 +160,10 @@ SubsetRun run_subset(const TaskContext& ctx, const std::string& subset, int64_t 
                             {"length", lengths.back()},
                             {"prediction", c.text},
                             {"references", answers.back()}});
-    if (ctx.param<bool>("record_prompts", false)) {
-      run.examples.back()["prompt"] = p.text;  // kvpress: the context part (cut by tokens after this text)
+    if (ctx.param<bool>("record_prompts")) {
+      run.examples.back()["prompt"] = p.text;  // as fed (kvpress: the context part)
       if (pipeline == Pipeline::Kvpress) run.examples.back()["question"] = question;
+      if (!original_prompt.empty()) run.examples.back()["original_prompt"] = original_prompt;
     }
     if (ctx.progress)
       ctx.progress(done_before + static_cast<int64_t>(i) + 1, total > 0 ? total : static_cast<int64_t>(records.size()));
@@ -168,7 +173,7 @@ SubsetRun run_subset(const TaskContext& ctx, const std::string& subset, int64_t 
   for (size_t i = 0; i < agg.per_example.size(); ++i) run.examples[i]["metrics"] = {{"score", agg.per_example[i]}};
   run.metrics = {{"score", agg.score}, {"examples", static_cast<int64_t>(records.size())},
                  {"metric", metrics::lb_metric_for_dataset(subset)}};
-  if (ctx.param<bool>("longbench_e", false)) {
+  if (ctx.param<bool>("longbench_e")) {
     auto b = metrics::lb_scorer_e(subset, predictions, answers, lengths, all_classes, backend);
     auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
     run.metrics["0-4k"] = opt(b.b0_4k);
@@ -186,11 +191,19 @@ SubsetRun run_subset(const TaskContext& ctx, const std::string& subset, int64_t 
   return run;
 }
 
-ParamSpecs longbench_params() {
-  return {ParamSpec::choice("pipeline", longbench::pipeline_names()), ParamSpec::text("chat_template"),
-          ParamSpec::integer("max_length", 2), ParamSpec::text("max_length_model"), ParamSpec::integer("max_new_tokens", 1),
-          ParamSpec::flag("longbench_e"), ParamSpec::text("data_file"), ParamSpec::choice("fuzz_backend", {"levenshtein", "difflib"}),
-          ParamSpec::flag("record_prompts")};
+params::Params longbench_params() {
+  using params::Param;
+  return {Param::choice("pipeline", "pred_py", longbench::pipeline_names(),
+                        "the reference pipeline: THUDM's pred.py, KVCache-Factory's run_longbench.py or kvpress's"),
+          chat_template_param("the chat template (none for base models; model = the model's own); never on trec, "
+                              "triviaqa, samsum, lcc, repobench-p"),
+          Param::integer("max_length", nullptr, "prompt tokens after truncation (default: the pipeline's rule)", 2),
+          Param::text("max_length_model", nullptr, "a model2maxlen key, e.g. llama2-7b-chat-4k (3500)"),
+          Param::integer("max_new_tokens", nullptr, "tokens generated (default: dataset2maxlen, + 20 under kvpress)", 1),
+          Param::flag("longbench_e", false, "read <subset>_e.jsonl and add eval.py's length buckets"),
+          Param::text("data_file", nullptr, "the subset's file (default: longbench/<subset>[_e].jsonl)"),
+          Param::choice("fuzz_backend", "levenshtein", {"levenshtein", "difflib"}, "code_sim_score's fuzz ratio"),
+          record_prompts_param()};
 }
 
 nlohmann::json common_settings() {
@@ -215,23 +228,13 @@ nlohmann::json common_settings() {
              "its model2maxlen (llama2 3950, llama3 7950, mistral 31500), EOS masked at the first step, EOS-only stop"},
             {"kvpress",
              "NVIDIA/kvpress: context (compressed) then question + answer prefix fed without eviction, context cut "
-             "from the right, dataset2maxlen + 20 new tokens, greedy, prediction lstripped before scoring"}}},
-          {"params",
-           {{"pipeline", "pred_py | kvcache_factory | kvpress"},
-            {"chat_template", chat_template_names()},
-            {"max_length", "prompt tokens after truncation"},
-            {"max_length_model", "a model2maxlen.json key, e.g. llama2-7b-chat-4k (3500)"},
-            {"max_new_tokens", "override dataset2maxlen"},
-            {"longbench_e", "read <subset>_e.jsonl and add eval.py's length buckets"},
-            {"data_file", "override the data file (absolute or relative to the data root)"},
-            {"fuzz_backend", "levenshtein | difflib (code_sim_score)"},
-            {"record_prompts", "false; true adds each example's prompt text"}}}};
+             "from the right, dataset2maxlen + 20 new tokens, greedy, prediction lstripped before scoring"}}}};
 }
 
 class LongBenchTask : public Task {
  public:
   explicit LongBenchTask(std::string subset) : subset_(std::move(subset)) {}
-  ParamSpecs parameters() const override { return longbench_params(); }
+  params::Params parameters() const override { return longbench_params(); }
 
   nlohmann::json settings() const override {
     nlohmann::json s = common_settings();
@@ -262,16 +265,15 @@ class LongBenchTask : public Task {
 // category, and the average over subsets (LongBench's "Avg").
 class LongBenchAllTask : public Task {
  public:
-  ParamSpecs parameters() const override {
-    ParamSpecs specs = longbench_params();
-    specs.push_back(ParamSpec::texts("subsets"));
-    return specs;
+  params::Params parameters() const override {
+    params::Params declared = longbench_params();
+    declared.push_back(params::Param::texts("subsets", longbench::english_subsets(), "the subsets run, in order"));
+    return declared;
   }
   nlohmann::json settings() const override {
     nlohmann::json s = common_settings();
     s["subsets"] = longbench::english_subsets();
     s["aggregate"] = "average = mean of the subsets' scores; category averages where all members ran";
-    s["params"]["subsets"] = "list of subsets (default: all 16 English subsets)";
     if (!resolved_.is_null()) s["resolved"] = resolved_;
     return s;
   }
@@ -283,7 +285,7 @@ class LongBenchAllTask : public Task {
   }
 
   nlohmann::json run(const TaskContext& ctx) const override {
-    if (ctx.params.contains("data_file")) throw std::invalid_argument("longbench/all: task_params.data_file names one subset's file; run that subset instead");
+    if (ctx.given("data_file")) throw std::invalid_argument("longbench/all: task_params.data_file names one subset's file; run that subset instead");
     nlohmann::json metrics = nlohmann::json::object(), examples = nlohmann::json::array();
     resolved_ = nlohmann::json::object();
     const auto names = subsets(ctx);
@@ -314,7 +316,7 @@ class LongBenchAllTask : public Task {
 
  private:
   static std::vector<std::string> subsets(const TaskContext& ctx) {
-    std::vector<std::string> names = ctx.param<std::vector<std::string>>("subsets", longbench::english_subsets());
+    std::vector<std::string> names = ctx.param<std::vector<std::string>>("subsets");
     if (names.empty()) throw std::invalid_argument("longbench/all: task_params.subsets is empty");
     for (const auto& n : names)
       if (!longbench::is_english_subset(n))

@@ -11,6 +11,7 @@
 #include "tasks/mmlu.hpp"
 #include "tasks/prompt_truncation.hpp"
 #include "tasks/scored_mean.hpp"
+#include "tasks/shared_params.hpp"
 #include "tasks/task_registry.hpp"
 
 namespace kvbench::tasks {
@@ -36,25 +37,16 @@ struct MmluOptions {
 
 MmluOptions options_of(const TaskContext& ctx) {
   MmluOptions o;
-  o.style = ctx.param<std::string>("style", "hendrycks");
-  if (o.style != "hendrycks" && o.style != "cascade")
-    throw std::invalid_argument("mmlu: task_params.style must be hendrycks or cascade, got '" + o.style + "'");
+  o.style = ctx.param<std::string>("style");
   const bool cascade = o.style == "cascade";
-  o.shots = ctx.param<int64_t>("shots", cascade ? 20 : 5);
-  if (o.shots < 0) throw std::invalid_argument("mmlu: task_params.shots must be >= 0");
-  o.shots_from = ctx.param<std::string>("shots_from", cascade || o.shots > 5 ? "dev+val" : "dev");
-  if (o.shots_from != "dev" && o.shots_from != "dev+val")
-    throw std::invalid_argument("mmlu: task_params.shots_from must be dev or dev+val, got '" + o.shots_from + "'");
-  o.cascade_format = ctx.param<std::string>("cascade_format", "current");
-  if (o.cascade_format != "current" && o.cascade_format != "submission")
-    throw std::invalid_argument("mmlu: task_params.cascade_format must be current or submission, got '" + o.cascade_format + "'");
+  o.shots = ctx.param_or<int64_t>("shots", cascade ? 20 : 5);
+  o.shots_from = ctx.param_or<std::string>("shots_from", cascade || o.shots > 5 ? "dev+val" : "dev");
+  o.cascade_format = ctx.param<std::string>("cascade_format");
   // Cascade cuts at max_position_embeddings from the left; its current code skips the cut for the
   // streaming ("sink") method, i.e. every policy but the full cache.
   const std::string cascade_cut = o.cascade_format == "submission" || ctx.policy_name == "full" ? "left" : "none";
-  o.truncation = ctx.param<std::string>("truncation", cascade ? cascade_cut : "shots");
-  if (o.truncation != "shots" && o.truncation != "left" && o.truncation != "none")
-    throw std::invalid_argument("mmlu: task_params.truncation must be shots, left or none, got '" + o.truncation + "'");
-  o.max_length = ctx.param<int64_t>("max_length", ctx.model ? ctx.max_context() : 0);
+  o.truncation = ctx.param_or<std::string>("truncation", cascade ? cascade_cut : "shots");
+  o.max_length = ctx.param_or<int64_t>("max_length", ctx.model ? ctx.max_context() : 0);
   return o;
 }
 
@@ -188,7 +180,7 @@ SubjectResult run_subject(const TaskContext& ctx, const MmluOptions& o, const st
                           {"references", {kLetters[q.answer]}},
                           {"scores", s.scores},
                           {"metrics", {{"acc", ok ? 1.0 : 0.0}}}});
-    if (ctx.param<bool>("record_prompts", false)) r.examples.back()["prompt"] = prompt;
+    if (ctx.param<bool>("record_prompts")) r.examples.back()["prompt"] = prompt;
   }
   return r;
 }
@@ -196,11 +188,22 @@ SubjectResult run_subject(const TaskContext& ctx, const MmluOptions& o, const st
 class MmluTask : public Task {
  public:
   MmluTask(std::string name, std::vector<std::string> subjects) : name_(std::move(name)), subjects_(std::move(subjects)) {}
-  ParamSpecs parameters() const override {
-    return {ParamSpec::text("style"), ParamSpec::integer("shots", 0), ParamSpec::text("shots_from"),
-            ParamSpec::choice("cascade_format", {"current", "submission"}), ParamSpec::choice("truncation", {"shots", "left", "none"}),
-            ParamSpec::integer("max_length", 2), ParamSpec::flag("record_prompts"), ParamSpec::text("stem_list")};
+  params::Params parameters() const override {
+    using params::Param;
+    return {Param::choice("style", "hendrycks", {"hendrycks", "cascade"},
+                          "the reference: hendrycks/test evaluate.py or the Cascading KV Cache code"),
+            Param::integer("shots", nullptr, "in-context examples (default: hendrycks 5, cascade 20)", 0),
+            Param::choice("shots_from", nullptr, {"dev", "dev+val"},
+                          "where the shots come from (default: dev; dev+val for cascade or more than 5 shots)"),
+            Param::choice("cascade_format", "current", {"current", "submission"}, "cascade style: the code's current or submission format"),
+            Param::choice("truncation", nullptr, {"shots", "left", "none"},
+                          "hendrycks: shots; cascade: left (submission, or the full policy), else none"),
+            Param::integer("max_length", nullptr, "prompt tokens allowed (default: the model context)", 2),
+            record_prompts_param(),
+            Param::choice("stem_list", nullptr, {"hendrycks", "cascade"},
+                          "mmlu/stem only: hendrycks (18 subjects) or cascade (adds anatomy; the default with style cascade)")};
   }
+
 
   nlohmann::json settings() const override {
     return {{"benchmark", "MMLU (Hendrycks et al. 2021)"},
@@ -223,13 +226,7 @@ class MmluTask : public Task {
             {"metric", "acc per subject; acc over all questions (hendrycks categories are question-weighted) and "
                        "acc_subject_mean (macro average over subjects)"},
             {"categories", "hendrycks/test categories.py; STEM = physics, chemistry, biology, computer science, math, engineering"},
-            {"limit", "questions per subject"},
-            {"params", {{"style", "hendrycks | cascade"}, {"cascade_format", "current | submission (cascade style)"},
-                        {"shots", "5 (hendrycks) / 20 (cascade)"}, {"shots_from", "dev | dev+val"},
-                        {"truncation", "shots (hendrycks) | left (cascade submission; current: full policy) | none"},
-                        {"max_length", "model context (max_position_embeddings)"},
-                        {"stem_list", "mmlu/stem only: hendrycks (18) | cascade (adds anatomy; the default with style cascade)"},
-                        {"record_prompts", false}}}};
+            {"limit", "questions per subject"}};
   }
 
   std::vector<std::string> data_files(const TaskContext& ctx) const override {
@@ -282,10 +279,9 @@ class MmluTask : public Task {
  private:
   std::vector<std::string> subjects_for(const TaskContext& ctx) const {
     if (name_ != "mmlu/stem") return subjects_;
-    const std::string list = ctx.param<std::string>("stem_list", ctx.param<std::string>("style", "hendrycks") == "cascade" ? "cascade" : "hendrycks");
-    if (list == "hendrycks") return mmlu::stem_subjects();
-    if (list == "cascade") return mmlu::stem_subjects_cascade();
-    throw std::invalid_argument("mmlu/stem: task_params.stem_list must be hendrycks or cascade, got '" + list + "'");
+    const std::string list =
+        ctx.param_or<std::string>("stem_list", ctx.param<std::string>("style") == "cascade" ? "cascade" : "hendrycks");
+    return list == "cascade" ? mmlu::stem_subjects_cascade() : mmlu::stem_subjects();
   }
 
   std::string name_;

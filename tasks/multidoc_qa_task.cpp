@@ -21,9 +21,11 @@
 #include "datasets/text_reader.hpp"
 #include "metrics/qa.hpp"
 #include "tasks/chat_template.hpp"
+#include "tasks/python_str.hpp"
 #include "tasks/engines/generation_engine.hpp"
 #include "tasks/multidoc_qa_data.hpp"
 #include "tasks/scored_mean.hpp"
+#include "tasks/shared_params.hpp"
 #include "tasks/task_registry.hpp"
 
 namespace kvbench::tasks {
@@ -37,13 +39,6 @@ std::string first_line_stripped(const std::string& s) {
   size_t b = line.find_first_not_of(ws);
   if (b == std::string::npos) return "";
   return line.substr(b, line.find_last_not_of(ws) - b + 1);
-}
-
-std::string strip(const std::string& s) {
-  const char* ws = " \t\n\r\f\v";
-  size_t b = s.find_first_not_of(ws);
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(ws) - b + 1);
 }
 
 struct Setup {
@@ -79,24 +74,27 @@ class MultidocQaTask : public Task {
                                     "the question and be BRIEF. "},
                 {"truncation", "none (the prompt streams through the cache)"},
                 {"decoding", decoding(kBuzzMaxNewTokens).to_json()},
-                {"metric", "buzz_em: response.strip().lower() == answers[0].strip().lower()"}}}}},
-            {"params", {{"style", "litm | buzz"}, {"documents", 10}, {"gold_position", 0},
-                        {"max_new_tokens", "100 (litm) / 1001 (buzz)"}, {"max_prompt_length", "model context"},
-                        {"truncation", "skip (litm) / none (buzz) | middle"}, {"chat_template", chat_template_names()},
-                        {"template", "the contents of ref/qa.prompt"}, {"record_prompts", false}}}};
+                {"metric", "buzz_em: response.strip().lower() == answers[0].strip().lower()"}}}}}};
   }
 
-  ParamSpecs parameters() const override {
-    return {ParamSpec::choice("style", {"litm", "buzz"}), ParamSpec::integer("documents", 1),
-            ParamSpec::integer("gold_position", 0), ParamSpec::integer("max_new_tokens", 1),
-            ParamSpec::integer("max_prompt_length", 2), ParamSpec::choice("truncation", {"skip", "middle", "none"}),
-            ParamSpec::text("chat_template"), ParamSpec::text("template"), ParamSpec::flag("record_prompts")};
+  params::Params parameters() const override {
+    using params::Param;
+    return {Param::choice("style", "litm", {"litm", "buzz"}, "the reference pipeline: lost-in-the-middle or BUZZ"),
+            Param::integer("documents", 10, "documents per prompt (selects the data file)", 1),
+            Param::integer("gold_position", 0, "position of the gold document (< documents)", 0),
+            Param::integer("max_new_tokens", nullptr, "tokens generated (default 100 for litm, 1001 for buzz)", 1),
+            Param::integer("max_prompt_length", nullptr, "prompt tokens allowed (default: the model context)", 2),
+            Param::choice("truncation", nullptr, {"skip", "middle", "none"}, "over-long prompts (default skip for litm, none for buzz)"),
+            chat_template_param(),
+            Param::text("template", nullptr, "litm: the prompt template (default: the contents of ref/qa.prompt)"),
+            record_prompts_param()};
   }
+
 
   std::vector<std::string> data_files(const TaskContext& ctx) const override {
     const Setup s = setup(ctx);
     std::vector<std::string> files = {locate_qa_data(ctx.data_root, s.documents, s.gold_position).path};
-    if (s.style == "litm" && !ctx.params.contains("template"))
+    if (s.style == "litm" && !ctx.given("template"))
       files.push_back(datasets::resolve_data_file(ctx.data_root, kTemplateFile, kLitmSource));
     return files;
   }
@@ -105,10 +103,10 @@ class MultidocQaTask : public Task {
     const Setup s = setup(ctx);
     const QaDataSource source = locate_qa_data(ctx.data_root, s.documents, s.gold_position);
     const bool buzz = s.style == "buzz";
-    const std::string tmpl = ctx.params.contains("template") ? ctx.param<std::string>("template", "")
+    const std::string tmpl = ctx.given("template") ? ctx.param_or<std::string>("template", "")
                              : buzz ? ""
                                     : datasets::read_text(datasets::resolve_data_file(ctx.data_root, kTemplateFile, kLitmSource));
-    const bool record = ctx.param<bool>("record_prompts", false);
+    const bool record = ctx.param<bool>("record_prompts");
     const DecodingSettings dec = decoding(s.max_new_tokens);
     apply_chat_template(s.chat_template, "", *ctx.tokenizer);  // validates the name (and that the model has its own template)
 
@@ -178,17 +176,17 @@ class MultidocQaTask : public Task {
 
   static Setup setup(const TaskContext& ctx) {
     Setup s;
-    s.style = ctx.param<std::string>("style", "litm");
+    s.style = ctx.param<std::string>("style");
     const bool buzz = s.style == "buzz";
-    s.documents = ctx.param<int64_t>("documents", 10);
-    s.gold_position = ctx.param<int64_t>("gold_position", 0);
-    s.max_new_tokens = ctx.param<int64_t>("max_new_tokens", buzz ? kBuzzMaxNewTokens : 100);
-    s.max_prompt_length = ctx.param<int64_t>("max_prompt_length", ctx.model ? ctx.max_context() : 0);
-    s.truncation = ctx.param<std::string>("truncation", buzz ? "none" : "skip");
-    s.chat_template = ctx.param<std::string>("chat_template", "none");
+    s.documents = ctx.param<int64_t>("documents");
+    s.gold_position = ctx.param<int64_t>("gold_position");
+    s.max_new_tokens = ctx.param_or<int64_t>("max_new_tokens", buzz ? kBuzzMaxNewTokens : 100);
+    s.max_prompt_length = ctx.param_or<int64_t>("max_prompt_length", ctx.model ? ctx.max_context() : 0);
+    s.truncation = ctx.param_or<std::string>("truncation", buzz ? "none" : "skip");
+    s.chat_template = ctx.param<std::string>("chat_template");
     // Validates the name; "model" is checked against the model's tokenizer in run().
     if (s.chat_template != kModelChatTemplate) apply_chat_template(s.chat_template, "");
-    if (buzz && ctx.params.contains("template"))
+    if (buzz && ctx.given("template"))
       throw std::invalid_argument("multidoc_qa: the buzz style has its own prompt; task_params.template is for litm");
     if (s.gold_position >= s.documents)
       throw std::invalid_argument("multidoc_qa: task_params.gold_position must be < documents (" +

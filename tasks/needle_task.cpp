@@ -18,8 +18,10 @@
 
 #include "datasets/data_root.hpp"
 #include "tasks/engines/generation_engine.hpp"
+#include "tasks/python_str.hpp"
 #include "tasks/needle_haystack.hpp"
 #include "tasks/scored_mean.hpp"
+#include "tasks/shared_params.hpp"
 #include "tasks/task_registry.hpp"
 
 namespace kvbench::tasks {
@@ -46,13 +48,6 @@ std::string fill(std::string tmpl, const std::string& key, const std::string& va
   return tmpl.replace(at, slot.size(), value);
 }
 
-std::string strip(const std::string& s) {
-  const char* ws = " \t\n\r\f\v";
-  size_t b = s.find_first_not_of(ws);
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(ws) - b + 1);
-}
-
 std::string cell_key(int64_t length, double depth) {
   std::ostringstream os;
   os << "len=" << length << ",depth=" << depth;
@@ -70,72 +65,68 @@ class NeedleTask : public Task {
                           "int(len*depth/100) walked back to the last '.' token"},
             {"prompt_template", kKvcacheFactoryTemplate},
             {"templates", {"kvcache_factory", "gkamradt", "custom string with {context} and {question}"}},
-            {"decoding", decoding(30).to_json()},
+            {"decoding", "greedy, max_new_tokens tokens"},
             {"stop", "EOS or the newline token, from the first step (KVCache-Factory/HeadKV generate); response stripped"},
             {"metric", "score = rouge1 F x10 vs the needle (0-10, KVCache-Factory); headkv = answer-word overlap x100 "
                        "(HeadKV); rouge1_recall x100 vs the needle; keyword (all present)"},
-            {"resolved", resolved_},
-            {"params", {{"context_lengths", "list of token counts (default: context_fractions of the model context)"},
-                        {"context_fractions", {0.25, 0.5, 0.75, 1.0}},
-                        {"depth_percents", {0, 11, 22, 33, 44, 56, 67, 78, 89, 100}},
-                        {"final_context_length_buffer", "max(template + question + max_new_tokens, min(200, context / 8))"},
-                        {"template", "kvcache_factory"},
-                        {"question", "by template (see question)"},
-                        {"needle", kNeedle},
-                        {"needle_answer", kNeedleAnswer},
-                        {"keywords", {"sandwich", "Dolores Park"}},
-                        {"max_new_tokens", 30},
-                        {"min_new_tokens", 0},
-                        {"haystack_order", "sorted (or directory: readdir's order, as the reference's glob)"},
-                        {"haystack_files", "explicit ordered file names (default: all *.txt in haystack_order)"},
-                        {"record_prompts", false}}}};
+            {"resolved", resolved_}};
   }
 
-  ParamSpecs parameters() const override {
-    return {ParamSpec::integers("context_lengths", 1), ParamSpec::numbers("context_fractions", 0, 1),
-            ParamSpec::numbers("depth_percents", 0, 100), ParamSpec::integer("final_context_length_buffer", 0),
-            ParamSpec::text("template"), ParamSpec::text("needle"), ParamSpec::text("needle_answer"),
-            ParamSpec::text("question"), ParamSpec::texts("keywords"), ParamSpec::integer("max_new_tokens", 1),
-            ParamSpec::integer("min_new_tokens", 0), ParamSpec::text("haystack_order"), ParamSpec::texts("haystack_files"),
-            ParamSpec::flag("record_prompts")};
+  params::Params parameters() const override {
+    using params::Param;
+    return {Param::integers("context_lengths", nullptr, "token counts (default: context_fractions of the model context)", 1),
+            Param::numbers("context_fractions", {0.25, 0.5, 0.75, 1.0}, "context lengths as fractions of the model context", 0, 1),
+            Param::numbers("depth_percents", {0, 11, 22, 33, 44, 56, 67, 78, 89, 100}, "needle depths in percent", 0, 100),
+            Param::integer("final_context_length_buffer", nullptr,
+                           "tokens left for the prompt around the context (default: max(template + question + "
+                           "max_new_tokens, min(200, context / 8)))", 0),
+            Param::text("template", "kvcache_factory", "kvcache_factory, gkamradt, or a custom string with {context} and {question}"),
+            Param::text("needle", kNeedle, "the sentence hidden in the haystack"),
+            Param::text("needle_answer", kNeedleAnswer, "the part of the needle HeadKV's score looks for (required with a custom needle)"),
+            Param::text("question", nullptr, "the question (default: the template's: KVCache-Factory's or gkamradt's)"),
+            Param::texts("keywords", {"sandwich", "Dolores Park"}, "words that must all appear for the keyword score"),
+            Param::integer("max_new_tokens", 30, "tokens generated", 1),
+            Param::integer("min_new_tokens", 0, "stops masked for this many first steps", 0),
+            Param::text("haystack_order", "sorted", "sorted, or directory (readdir's order, as the reference's glob)"),
+            Param::texts("haystack_files", nullptr, "explicit ordered file names (default: all *.txt in haystack_order)"),
+            record_prompts_param()};
   }
 
   std::vector<std::string> data_files(const TaskContext& ctx) const override {
     const std::string dir = datasets::resolve_data_file(ctx.data_root, kHaystackDir, kSource);
-    if (ctx.params.contains("haystack_files"))
-      return haystack_files(dir, ctx.param<std::vector<std::string>>("haystack_files", {}));
-    return haystack_files(dir, ctx.param<std::string>("haystack_order", "sorted"));
+    if (ctx.given("haystack_files")) return haystack_files(dir, ctx.param_or<std::vector<std::string>>("haystack_files", {}));
+    return haystack_files(dir, ctx.param<std::string>("haystack_order"));
   }
 
   nlohmann::json run(const TaskContext& ctx) const override {
     const int64_t model_ctx = ctx.max_context();
-    std::vector<int64_t> lengths = ctx.param<std::vector<int64_t>>("context_lengths", {});
+    std::vector<int64_t> lengths = ctx.param_or<std::vector<int64_t>>("context_lengths", {});
     if (lengths.empty()) {
-      for (double f : ctx.param<std::vector<double>>("context_fractions", {0.25, 0.5, 0.75, 1.0}))
+      for (double f : ctx.param<std::vector<double>>("context_fractions"))
         lengths.push_back(static_cast<int64_t>(std::llround(f * static_cast<double>(model_ctx))));
     }
     const std::vector<double> depths =
-        ctx.param<std::vector<double>>("depth_percents", {0, 11, 22, 33, 44, 56, 67, 78, 89, 100});
-    const std::string needle = ctx.param<std::string>("needle", kNeedle);
-    if (ctx.params.contains("needle") && !ctx.params.contains("needle_answer"))
+        ctx.param<std::vector<double>>("depth_percents");
+    const std::string needle = ctx.param<std::string>("needle");
+    if (ctx.given("needle") && !ctx.given("needle_answer"))
       throw std::invalid_argument("needle: a custom task_params.needle needs task_params.needle_answer (the part of it "
                                   "HeadKV's score looks for in the response)");
-    const std::string answer = ctx.param<std::string>("needle_answer", kNeedleAnswer);
-    std::string tmpl = ctx.param<std::string>("template", "kvcache_factory");
+    const std::string answer = ctx.param<std::string>("needle_answer");
+    std::string tmpl = ctx.param<std::string>("template");
     const std::string question =
-        ctx.param<std::string>("question", tmpl == "gkamradt" ? kNeedleQuestion : kKvcacheFactoryQuestion);
+        ctx.param_or<std::string>("question", tmpl == "gkamradt" ? kNeedleQuestion : kKvcacheFactoryQuestion);
     if (tmpl == "kvcache_factory") tmpl = kKvcacheFactoryTemplate;
     else if (tmpl == "gkamradt") tmpl = kGkamradtTemplate;
-    const std::vector<std::string> keywords = ctx.param<std::vector<std::string>>("keywords", {"sandwich", "Dolores Park"});
-    DecodingSettings dec = decoding(ctx.param<int64_t>("max_new_tokens", 30));
+    const std::vector<std::string> keywords = ctx.param<std::vector<std::string>>("keywords");
+    DecodingSettings dec = decoding(ctx.param<int64_t>("max_new_tokens"));
     // KVCache-Factory: eos_token_id = [eos, encode("\n")[-1]], no min_length.
     dec.stop_token_ids = {ctx.tokenizer->encode("\n", false).back()};
-    dec.min_new_tokens = ctx.param<int64_t>("min_new_tokens", 0);
+    dec.min_new_tokens = ctx.param<int64_t>("min_new_tokens");
     // The tester's buffer (200 tokens) stands for the prompt around the context and the answer;
     // a short-context model gets exactly that (template + question + max_new_tokens) when larger
     // than min(200, context / 8).
     const int64_t overhead = static_cast<int64_t>(encode_prompt(ctx, fill(fill(tmpl, "context", ""), "question", question)).size());
-    const int64_t buffer = ctx.param<int64_t>(
+    const int64_t buffer = ctx.param_or<int64_t>(
         "final_context_length_buffer", std::max(overhead + dec.max_new_tokens, std::min<int64_t>(200, model_ctx / 8)));
     if (lengths.empty() || depths.empty()) throw std::invalid_argument("needle: empty grid of lengths or depths");
 
@@ -193,7 +184,7 @@ class NeedleTask : public Task {
                           {"depth_percent", depth},
                           {"needle_token_index", placed.needle_begin},
                           {"metrics", {{"score", r1f}, {"headkv", scores.headkv}, {"rouge1_recall", r1r}, {"keyword", keyword}}}});
-      if (ctx.param<bool>("record_prompts", false)) examples.back()["prompt"] = prompt;
+      if (ctx.param<bool>("record_prompts")) examples.back()["prompt"] = prompt;
       if (ctx.progress) ctx.progress(cell + 1, n);
     }
     nlohmann::json metrics = {{"score", mean_score.value()},

@@ -81,15 +81,32 @@ class PerplexityTask : public Task {
   PerplexityTask(std::string name, std::string default_mode, std::string relative_path, std::string source)
       : name_(std::move(name)), default_mode_(std::move(default_mode)), path_(std::move(relative_path)),
         source_(std::move(source)) {}
-  ParamSpecs parameters() const override {
-    ParamSpecs specs = {ParamSpec::text("mode"),          ParamSpec::integer("max_length", 2),
-                        ParamSpec::integer("stride", 1),  ParamSpec::integer("max_tokens", 0),
-                        ParamSpec::flag("per_document"),  ParamSpec::flag("curve"),
-                        ParamSpec::text("data_file")};
-    if (name_ == "wikitext") specs.insert(specs.end(), {ParamSpec::text("preset"), ParamSpec::integer("rows", 0)});
-    if (name_ == "pg19") specs.insert(specs.end(), {ParamSpec::text("data_dir"), ParamSpec::choice("books", {"cascade", "all"})});
-    return specs;
+  params::Params parameters() const override {
+    using params::Param;
+    params::Params declared = {
+        Param::choice("mode", default_mode_,
+                      name_ == "wikitext" ? std::vector<std::string>{"documents", "sliding", "stream", "rows"}
+                                          : std::vector<std::string>{"documents", "sliding", "stream"},
+                      "documents: each document in one forward; sliding: windows of max_length; stream: one stream "
+                      "under eviction" + std::string(name_ == "wikitext" ? "; rows: the dataset's rows, token by token" : "")),
+        Param::integer("max_length", nullptr, "documents, sliding: tokens per forward (default: the model context)", 2),
+        Param::integer("stride", nullptr, "sliding: window stride (default: max_length / 2)", 1),
+        Param::integer("max_tokens", 0, "tokens scored, 0 = all (stream, sliding: per stream; rows: in total)", 0),
+        Param::flag("per_document", name_ == "pg19", "stream: each document from its own BOS"),
+        Param::flag("curve", true, "include the per-token NLL curve"),
+        Param::text("data_file", path_, "the evaluated file (absolute or relative to the data root)")};
+    if (name_ == "wikitext")
+      declared.insert(declared.end(),
+                      {Param::text("preset", nullptr, "buzz_table3: mode rows, 40 rows (protocol stream, block 1, budget 50/100)"),
+                       Param::integer("rows", 0, "rows mode: the first N rows (0 = all; buzz_table3: 40)", 0)});
+    if (name_ == "pg19")
+      declared.insert(declared.end(),
+                      {Param::text("data_dir", nullptr, "a folder of <book>.txt (instead of data_file)"),
+                       Param::choice("books", nullptr, {"cascade", "all"},
+                                     "cascade (sorted positions 20..43 + 19; the default for a folder or JSONL) or all (the default otherwise)")});
+    return declared;
   }
+
 
   // Each mode reads some of the size parameters; the others would be accepted and do nothing
   // (max_tokens in mode documents, say, scored whole documents).
@@ -99,7 +116,8 @@ class PerplexityTask : public Task {
         {"stream", {"max_tokens", "per_document"}},
         {"sliding", {"max_length", "stride", "max_tokens"}},
         {"rows", {"rows", "max_tokens"}}};
-    const std::string mode = params.value("mode", params.contains("preset") ? std::string("rows") : default_mode_);
+    const std::string mode =
+        params.value("mode", params.contains("preset") ? std::string("rows") : default_mode_);  // with_preset's rule
     const auto read = reads.find(mode);
     if (read == reads.end()) return;  // run() names the modes
     for (const char* key : {"max_length", "stride", "max_tokens", "per_document", "rows"}) {
@@ -118,15 +136,7 @@ class PerplexityTask : public Task {
                                           : nlohmann::json{"documents", "sliding", "stream"}},
             {"data", path_ + " (task_params.data_file" + (name_ == "pg19" ? " / data_dir" : "") + " for another file)"},
             {"bos", "prepended to each document (documents) / the stream (stream, sliding windows) / each row (rows)"},
-            {"metric", "perplexity = exp(token-weighted mean NLL)"},
-            {"params", {{"mode", default_mode_}, {"max_length", "model context"}, {"stride", "max_length/2"},
-                        {"max_tokens", "0 = all (stream/sliding: per stream; rows: in total)"}, {"curve", "include per-token NLL"},
-                        {"data_file", path_},
-                        {"rows", "rows mode: the first N rows (0 = all; buzz_table3: 40)"},
-                        {"data_dir", "pg19: a folder of <book>.txt"},
-                        {"books", "pg19: cascade (sorted positions 20..43 + 19; default for a folder or JSONL) | all"},
-                        {"per_document", name_ == "pg19" ? "true (each book from its own BOS)" : "false"},
-                        {"preset", name_ == "wikitext" ? "buzz_table3 (rows, 40 rows, protocol stream, block 1, budget 50/100)" : "none"}}}};
+            {"metric", "perplexity = exp(token-weighted mean NLL)"}};
   }
 
   // One text file; a folder is PG19's alone (below), so elsewhere its reader refuses it by name.
@@ -134,7 +144,7 @@ class PerplexityTask : public Task {
 
   nlohmann::json run(const TaskContext& job) const override {
     const TaskContext ctx = with_preset(job);
-    const std::string mode = ctx.param<std::string>("mode", default_mode_);
+    const std::string mode = ctx.param<std::string>("mode");
     const std::vector<Document> docs = documents(ctx);
     if (mode == "documents") return run_documents(ctx, docs);
     if (mode == "stream") return run_stream(ctx, docs);
@@ -148,16 +158,16 @@ class PerplexityTask : public Task {
  protected:
   // task_params.data_file (or pg19's data_dir) under the data root, else the staged default.
   std::string data_path(const TaskContext& ctx) const {
-    std::string relative = ctx.param<std::string>("data_file", path_);
-    if (name_ == "pg19" && ctx.params.contains("data_dir")) {
-      if (ctx.params.contains("data_file")) throw std::invalid_argument("pg19: give task_params.data_file or data_dir, not both");
-      relative = ctx.param<std::string>("data_dir", "");
+    std::string relative = ctx.param<std::string>("data_file");
+    if (name_ == "pg19" && ctx.given("data_dir")) {
+      if (ctx.given("data_file")) throw std::invalid_argument("pg19: give task_params.data_file or data_dir, not both");
+      relative = ctx.param_or<std::string>("data_dir", "");
     }
     return datasets::resolve_data_file(ctx.data_root, relative, source_);
   }
 
   virtual std::vector<Document> documents(const TaskContext& ctx) const {
-    if (ctx.param<std::string>("mode", default_mode_) == "rows") return {};  // run_rows reads its rows itself
+    if (ctx.param<std::string>("mode") == "rows") return {};  // run_rows reads its rows itself
     return {{name_, datasets::read_text(data_path(ctx))}};
   }
 
@@ -169,8 +179,8 @@ class PerplexityTask : public Task {
  private:
   // The job's task params with a named preset's settings underneath them.
   TaskContext with_preset(const TaskContext& job) const {
-    const std::string preset = job.param<std::string>("preset", "");
-    if (preset.empty()) return job;
+    if (!job.given("preset")) return job;  // only wikitext declares it
+    const std::string preset = job.param_or<std::string>("preset", "");
     if (preset != "buzz_table3" || name_ != "wikitext")
       throw std::invalid_argument(name_ + ": unknown task_params.preset '" + preset + "'" +
                                   (name_ == "wikitext" ? " (known: buzz_table3)" : " (this task has none)"));
@@ -191,7 +201,7 @@ class PerplexityTask : public Task {
     nlohmann::json e = {{"id", id}, {"prompt_tokens", tokens}, {"prediction", ""},
                         {"references", nlohmann::json::array()}, {"metrics", summarise(s.nll)}};
     e["metrics"]["max_cache_len"] = s.max_cache_len;
-    if (ctx.param<bool>("curve", true)) e["nll_curve"] = s.nll;
+    if (ctx.param<bool>("curve")) e["nll_curve"] = s.nll;
     return e;
   }
 
@@ -204,7 +214,7 @@ class PerplexityTask : public Task {
   }
 
   nlohmann::json run_documents(const TaskContext& ctx, const std::vector<Document>& docs) const {
-    const int64_t max_length = ctx.param<int64_t>("max_length", ctx.max_context());
+    const int64_t max_length = ctx.param_or<int64_t>("max_length", ctx.max_context());
     std::vector<double> all;
     nlohmann::json examples = nlohmann::json::array();
     const int64_t n = ctx.limit > 0 ? std::min<int64_t>(ctx.limit, docs.size()) : static_cast<int64_t>(docs.size());
@@ -222,8 +232,8 @@ class PerplexityTask : public Task {
 
   // Documents joined into one stream (one BOS), fed through the job's protocol.
   nlohmann::json run_stream(const TaskContext& ctx, const std::vector<Document>& docs) const {
-    const int64_t max_tokens = ctx.param<int64_t>("max_tokens", 0);
-    const bool per_document = ctx.param<bool>("per_document", name_ == "pg19");
+    const int64_t max_tokens = ctx.param<int64_t>("max_tokens");
+    const bool per_document = ctx.param<bool>("per_document");
     std::vector<double> all;
     nlohmann::json examples = nlohmann::json::array();
     auto run_one = [&](const std::string& id, std::vector<int64_t> tokens) {
@@ -254,8 +264,8 @@ class PerplexityTask : public Task {
     if (ctx.protocol != "stream" || ctx.block != 1)
       throw std::invalid_argument(name_ + ": mode rows feeds one token at a time: the job needs protocol \"stream\" and block 1, got " +
                                   ctx.protocol + " with block " + std::to_string(ctx.block));
-    const int64_t max_rows = ctx.param<int64_t>("rows", 0);
-    const int64_t max_tokens = ctx.param<int64_t>("max_tokens", 0);
+    const int64_t max_rows = ctx.param<int64_t>("rows");
+    const int64_t max_tokens = ctx.param<int64_t>("max_tokens");
     const std::vector<std::string> rows = perplexity_data::read_wikitext_rows(data_path(ctx));
     const size_t n = max_rows > 0 ? std::min<size_t>(static_cast<size_t>(max_rows), rows.size()) : rows.size();
     std::vector<int64_t> inputs, targets;
@@ -281,9 +291,9 @@ class PerplexityTask : public Task {
 
   // HF's recipe: windows of max_length, each new window scoring only the tokens the previous did not.
   nlohmann::json run_sliding(const TaskContext& ctx, const std::vector<Document>& docs) const {
-    const int64_t max_length = ctx.param<int64_t>("max_length", ctx.max_context());
-    const int64_t stride = ctx.param<int64_t>("stride", max_length / 2);
-    const int64_t max_tokens = ctx.param<int64_t>("max_tokens", 0);
+    const int64_t max_length = ctx.param_or<int64_t>("max_length", ctx.max_context());
+    const int64_t stride = ctx.param_or<int64_t>("stride", max_length / 2);
+    const int64_t max_tokens = ctx.param<int64_t>("max_tokens");
     if (stride < 1 || stride > max_length) throw std::invalid_argument(name_ + ": stride must be in [1, max_length]");
     std::string joined;
     for (size_t i = 0; i < docs.size(); ++i) joined += (i ? "\n" : "") + docs[i].text;
@@ -352,7 +362,7 @@ class Pg19Task : public PerplexityTask {
     const std::string path = data_path(ctx);
     std::vector<perplexity_data::Text> books = perplexity_data::read_books(path);
     const bool collection = std::filesystem::is_directory(path) || books.size() > 1;
-    const std::string rule = ctx.param<std::string>("books", collection ? "cascade" : "all");
+    const std::string rule = ctx.param_or<std::string>("books", collection ? "cascade" : "all");
     if (rule != "cascade" && rule != "all")
       throw std::invalid_argument("pg19: task_params.books must be cascade or all, got '" + rule + "'");
     std::vector<Document> docs;

@@ -1,5 +1,7 @@
 #include "tasks/run_task.hpp"
 
+#include "base/param_listing.hpp"
+
 #include <sys/resource.h>
 #include <torch/version.h>
 
@@ -78,8 +80,9 @@ std::string combined_checksum(const std::vector<std::string>& files) {
   return datasets::sha256_hex(joined);
 }
 
-TaskContext make_context(const nlohmann::json& spec, LoadedEntry* entry) {
+TaskContext make_context(const nlohmann::json& spec, const Task& task, LoadedEntry* entry) {
   TaskContext ctx;
+  ctx.declared = task.parameters();
   if (entry) {
     ctx.model = entry->transformer.get();
     ctx.tokenizer = entry->tokenizer.get();
@@ -113,6 +116,12 @@ void require_integer(const nlohmann::json& value, const std::string& field, int6
 
 }  // namespace
 
+nlohmann::json task_settings(const Task& task) {
+  nlohmann::json settings = task.settings();
+  settings["params"] = params::describe(task.parameters());
+  return settings;
+}
+
 nlohmann::json normalize_job_spec(const nlohmann::json& spec) {
   if (!spec.is_object()) throw std::invalid_argument("job spec must be a JSON object");
   nlohmann::json out = spec_defaults();
@@ -127,7 +136,7 @@ nlohmann::json normalize_job_spec(const nlohmann::json& spec) {
   }
   if (out["task"].get<std::string>().empty()) throw std::invalid_argument("job spec: field 'task' is required");
   const auto task = make_task(out["task"]);  // the name, then its parameters
-  check_task_params(out["task"].get<std::string>(), task->parameters(), out["task_params"]);
+  params::check({"task '" + out["task"].get<std::string>() + "'", "task_params"}, task->parameters(), out["task_params"]);
   task->check_params(out["task_params"]);
   out["policy_params"] = policies::resolved_params(out["policy"], out["policy_params"]);
   policies::make_policy(out["policy"], out["policy_params"]);  // the policy's own range checks, up front
@@ -150,7 +159,7 @@ nlohmann::json job_checksums(const nlohmann::json& raw_spec) {
   std::vector<std::string> model_files = probe.weight_files;
   model_files.push_back(probe.tokenizer_path);
   auto task = make_task(spec["task"]);
-  TaskContext ctx = make_context(spec, nullptr);
+  TaskContext ctx = make_context(spec, *task, nullptr);
   return {{"model", combined_checksum(model_files)}, {"dataset", combined_checksum(task->data_files(ctx))}};
 }
 
@@ -161,7 +170,7 @@ nlohmann::json run_task(const nlohmann::json& raw_spec, const ProgressFn& progre
   const torch::Device device = entry.transformer->device();
   models::restart_device_peak(device);  // a CUDA job's allocator peak is its own, not the job's before
   auto task = make_task(spec["task"]);
-  TaskContext ctx = make_context(spec, &entry);
+  TaskContext ctx = make_context(spec, *task, &entry);
   ctx.progress = progress;
   torch::manual_seed(spec["seed"].get<uint64_t>());
   nlohmann::json out = task->run(ctx);
@@ -173,7 +182,7 @@ nlohmann::json run_task(const nlohmann::json& raw_spec, const ProgressFn& progre
                            {"policy_params", spec["policy_params"]},
                            {"budget", spec["budget"]},
                            {"protocol", spec["protocol"]},
-                           {"settings", task->settings()},
+                           {"settings", task_settings(*task)},
                            {"metrics", out.at("metrics")},
                            {"examples", out.at("examples")}};
   nlohmann::json timings = ctx.meter->timings();

@@ -19,8 +19,10 @@
 #include "datasets/data_root.hpp"
 #include "metrics/self_bleu.hpp"
 #include "tasks/engines/generation_engine.hpp"
+#include "tasks/python_str.hpp"
 #include "datasets/jsonl_reader.hpp"
 #include "tasks/scored_mean.hpp"
+#include "tasks/shared_params.hpp"
 #include "tasks/task_registry.hpp"
 
 namespace kvbench::tasks {
@@ -29,13 +31,6 @@ namespace {
 const char* kFile = "cnn_dailymail/cnn_dailymail_test_head.jsonl";
 const char* kSource = "abisee/cnn_dailymail on Hugging Face (BUZZ: 2.0.0 validation; fields id, article, highlights)";
 const char* kTemplate = "Text: {article}\nSUMMARIZE the previous text to 150 words!";
-
-std::string strip(const std::string& s) {
-  const char* ws = " \t\n\r\f\v";
-  size_t b = s.find_first_not_of(ws);
-  if (b == std::string::npos) return "";
-  return s.substr(b, s.find_last_not_of(ws) - b + 1);
-}
 
 // Python: [x.strip() for x in text.split(".")].
 std::vector<std::string> split_sentences(const std::string& text) {
@@ -52,11 +47,18 @@ std::vector<std::string> split_sentences(const std::string& text) {
 
 class SelfBleuTask : public Task {
  public:
-  ParamSpecs parameters() const override {
-    return {ParamSpec::choice("mode", {"sentences", "samples"}), ParamSpec::integer("ngram", 1), ParamSpec::integer("samples", 2),
-            ParamSpec::text("template"), ParamSpec::integer("max_new_tokens", 1), ParamSpec::number("temperature", 0),
-            ParamSpec::number("top_p", 0, 1), ParamSpec::flag("record_prompts")};
+  params::Params parameters() const override {
+    using params::Param;
+    return {Param::choice("mode", "sentences", {"sentences", "samples"}, "Self-BLEU over one output's sentences, or over samples"),
+            Param::integer("ngram", 3, "BLEU order", 1),
+            Param::integer("samples", 5, "samples mode: generations per prompt", 2),
+            Param::text("template", kTemplate, "the prompt template"),
+            Param::integer("max_new_tokens", 256, "tokens generated", 1),
+            Param::number("temperature", 0.7, "samples mode: sampling temperature", 0),
+            Param::number("top_p", 1.0, "samples mode: nucleus sampling", 0, 1),
+            record_prompts_param()};
   }
+
   nlohmann::json settings() const override {
     return {{"protocol", "generate, then Self-BLEU within each prompt's output(s)"},
             {"data", kFile},
@@ -64,9 +66,7 @@ class SelfBleuTask : public Task {
             {"truncation", "middle of the prompt, to the model context minus max_new_tokens"},
             {"decoding", {{"sentences", "greedy"}, {"samples", "temperature sampling, seed = job seed + sample"}}},
             {"stop", "EOS"},
-            {"metric", "Self-BLEU (nltk sentence_bleu, method1, weights 1/ngram), np.mean per prompt, mean over prompts"},
-            {"params", {{"mode", "sentences"}, {"ngram", 3}, {"samples", 5}, {"temperature", 0.7}, {"top_p", 1.0},
-                        {"max_new_tokens", 256}, {"template", kTemplate}, {"record_prompts", false}}}};
+            {"metric", "Self-BLEU (nltk sentence_bleu, method1, weights 1/ngram), np.mean per prompt, mean over prompts"}};
   }
 
   std::vector<std::string> data_files(const TaskContext& ctx) const override {
@@ -74,25 +74,25 @@ class SelfBleuTask : public Task {
   }
 
   nlohmann::json run(const TaskContext& ctx) const override {
-    const std::string mode = ctx.param<std::string>("mode", "sentences");
+    const std::string mode = ctx.param<std::string>("mode");
     if (mode != "sentences" && mode != "samples")
       throw std::invalid_argument("self_bleu: task_params.mode must be sentences or samples, got '" + mode + "'");
-    const int ngram = static_cast<int>(ctx.param<int64_t>("ngram", 3));
-    const int64_t samples = ctx.param<int64_t>("samples", 5);
+    const int ngram = static_cast<int>(ctx.param<int64_t>("ngram"));
+    const int64_t samples = ctx.param<int64_t>("samples");
     if (mode == "samples" && samples < 2) throw std::invalid_argument("self_bleu: task_params.samples must be >= 2");
-    const std::string tmpl = ctx.param<std::string>("template", kTemplate);
+    const std::string tmpl = ctx.param<std::string>("template");
     const size_t slot = tmpl.find("{article}");
     if (slot == std::string::npos) throw std::invalid_argument("self_bleu: template has no {article}");
     DecodingSettings dec;
-    dec.max_new_tokens = ctx.param<int64_t>("max_new_tokens", 256);
+    dec.max_new_tokens = ctx.param<int64_t>("max_new_tokens");
     if (mode == "samples") {
-      dec.temperature = ctx.param<double>("temperature", 0.7);
-      dec.top_p = ctx.param<double>("top_p", 1.0);
+      dec.temperature = ctx.param<double>("temperature");
+      dec.top_p = ctx.param<double>("top_p");
       if (dec.temperature <= 0) throw std::invalid_argument("self_bleu: samples mode needs temperature > 0");
     }
     const int64_t max_prompt = ctx.max_context() - dec.max_new_tokens;
     if (max_prompt < 2) throw std::invalid_argument("self_bleu: max_new_tokens leaves no room for the prompt");
-    const bool record = ctx.param<bool>("record_prompts", false);
+    const bool record = ctx.param<bool>("record_prompts");
 
     nlohmann::json examples = nlohmann::json::array();
     double sum = 0;

@@ -160,6 +160,7 @@ std::vector<Document> read_documents(const std::string& path, int num_sentences,
     docs.push_back(std::move(d));
     return limit <= 0 || static_cast<int64_t>(docs.size()) < limit;
   });
+  if (docs.empty()) throw std::runtime_error(path + ": no records (the file holds no JSON object)");
   return docs;
 }
 

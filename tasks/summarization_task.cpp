@@ -8,6 +8,7 @@
 #include "tasks/engines/generation_engine.hpp"
 #include "tasks/prompt_truncation.hpp"
 #include "tasks/summarization.hpp"
+#include "tasks/shared_params.hpp"
 #include "tasks/task_registry.hpp"
 
 namespace kvbench::tasks {
@@ -44,15 +45,33 @@ RougeTriple score_rouge(const std::string& backend, bool stemmer, const std::str
 class SummarizationTask : public Task {
  public:
   explicit SummarizationTask(DatasetSpec spec) : spec_(std::move(spec)) {}
-  ParamSpecs parameters() const override {
-    return {ParamSpec::text("style"), ParamSpec::integer("shots", 0), ParamSpec::text("shots_file"), ParamSpec::text("truncation"),
-            ParamSpec::text("rouge"), ParamSpec::flag("stemmer"), ParamSpec::flag("h2o_stop_quirk"),
-            ParamSpec::integer("max_new_tokens", 1), ParamSpec::number("temperature", 0), ParamSpec::number("top_p", 0, 1),
-            ParamSpec::integer("max_length", 2), ParamSpec::text("data_file"), ParamSpec::flag("record_prompts"),
-            ParamSpec::text("chat_template"), ParamSpec::flag("bos"), ParamSpec::flag("clean"),
-            ParamSpec::integer("doc_max_words", 1), ParamSpec::integer("shots_seed", 0),
-            ParamSpec::integer("shot_min_words", 0), ParamSpec::integer("shot_max_words", 0)};
+  params::Params parameters() const override {
+    using params::Param;
+    return {Param::choice("style", "helm", {"helm", "h2o", "buzz"}, "the reference pipeline: HELM, H2O's request files, or BUZZ"),
+            Param::integer("shots", nullptr, "in-context examples (default: helm 5, h2o 0, buzz 0)", 0),
+            Param::text("shots_file", nullptr, "the training split the shots are drawn from (default: the evaluated file)"),
+            Param::integer("shots_seed", 0, "seed of the shots' draw (HELM's trial index)", 0),
+            Param::integer("shot_min_words", 50, "HELM's training-pool filter: fewest words of an article", 0),
+            Param::integer("shot_max_words", 150, "HELM's training-pool filter: most words of an article", 0),
+            Param::flag("bos", nullptr, "prepend BOS (default: helm, buzz true; h2o false)"),
+            Param::flag("clean", nullptr,
+                        "HELM's _clean_and_truncate of every article (default: helm true; h2o false, as H2O feeds "
+                        "its request files' articles verbatim; buzz false)"),
+            Param::integer("doc_max_words", 512, "clean: words an article is cut to", 1),
+            Param::integer("max_new_tokens", nullptr, "tokens generated (default: helm, h2o the dataset's; buzz 1000)", 1),
+            Param::integer("max_length", nullptr, "prompt + new tokens allowed (default: the model context)", 2),
+            Param::choice("truncation", "helm", {"helm", "middle", "left", "none"}, "how an over-long prompt is cut"),
+            Param::choice("rouge", nullptr, {"google", "pltrdy"}, "the ROUGE implementation (default: helm google, else pltrdy)"),
+            Param::flag("stemmer", true, "google ROUGE: Porter stemmer"),
+            Param::number("temperature", 0.0, "sampling temperature (0: greedy; HELM/H2O sample at 0.3)", 0),
+            Param::number("top_p", 1.0, "nucleus sampling", 0, 1),
+            Param::text("data_file", spec_.default_file, "the evaluated file (absolute or relative to the data root)"),
+            record_prompts_param(),
+            chat_template_param(),
+            Param::flag("h2o_stop_quirk", nullptr,
+                        "text[:text.find('###')], which drops the last character when '###' is absent (default: h2o true)")};
   }
+
 
   nlohmann::json settings() const override {
     const std::string instruction = summarization::helm_instruction(spec_.num_sentences);
@@ -77,62 +96,47 @@ class SummarizationTask : public Task {
             {"stop", "helm, h2o: '###' (HELM stop_sequences; h2o cuts text[:text.find('###')]); buzz: EOS only"},
             {"max_new_tokens", {{"helm", spec_.helm_max_tokens}, {"h2o", spec_.helm_max_tokens}, {"buzz", 1000}}},
             {"metric", "ROUGE-1/2/L F-measure averaged over documents; rouge_geomean = (R1*R2*RL)^(1/3) of the "
-                       "averages (BUZZ); helm: Google rouge_score with stemmer; h2o, buzz: pltrdy rouge"},
-            {"params", {{"style", "helm | h2o | buzz"}, {"shots", "helm 5, h2o 0, buzz 0"}, {"shots_file", ""},
-                        {"shots_seed", 0}, {"shot_min_words", 50}, {"shot_max_words", 150},
-                        {"bos", "style default"}, {"clean", "helm, h2o: true (HELM's _clean_and_truncate), buzz: false"},
-                        {"doc_max_words", 512}, {"max_new_tokens", "style default"},
-                        {"max_length", "model context"}, {"truncation", "helm | middle | left | none"},
-                        {"rouge", "google | pltrdy (default by style)"}, {"stemmer", true},
-                        {"temperature", 0.0}, {"top_p", 1.0}, {"data_file", spec_.default_file}, {"record_prompts", false},
-                        {"chat_template", "none (reference); model = the model's own chat_template around the truncated "
-                                          "prompt, see docs/chat-templates.md"},
-                        {"h2o_stop_quirk", "h2o: true (text[:text.find('###')], which drops the last character "
-                                           "when '###' is absent), else false"}}}};
+                       "averages (BUZZ); helm: Google rouge_score with stemmer; h2o, buzz: pltrdy rouge"}};
     if (!resolved_.is_null()) s["resolved"] = resolved_;  // what the last run used
     return s;
   }
 
   std::vector<std::string> data_files(const TaskContext& ctx) const override {
     std::vector<std::string> files = {data_path(ctx)};
-    if (ctx.params.contains("shots_file"))
-      files.push_back(datasets::resolve_data_file(ctx.data_root, ctx.param<std::string>("shots_file", ""), spec_.source));
+    if (ctx.given("shots_file"))
+      files.push_back(datasets::resolve_data_file(ctx.data_root, ctx.param_or<std::string>("shots_file", ""), spec_.source));
     return files;
   }
 
   nlohmann::json run(const TaskContext& ctx) const override {
-    const std::string style = ctx.param<std::string>("style", "helm");
-    if (style != "helm" && style != "h2o" && style != "buzz")
-      throw std::invalid_argument(spec_.name + ": task_params.style must be helm, h2o or buzz");
+    const std::string style = ctx.param<std::string>("style");
     const bool helm_format = style != "buzz";  // helm and h2o share HELM's blocks
-    const int64_t shots = ctx.param<int64_t>("shots", style == "helm" ? 5 : 0);
-    if (shots < 0) throw std::invalid_argument(spec_.name + ": task_params.shots must be >= 0");
+    const int64_t shots = ctx.param_or<int64_t>("shots", style == "helm" ? 5 : 0);
     if (!helm_format && shots > 0) throw std::invalid_argument(spec_.name + ": the buzz style is 0-shot");
-    const std::string truncation = ctx.param<std::string>("truncation", "helm");
-    if (truncation != "helm" && truncation != "middle" && truncation != "left" && truncation != "none")
-      throw std::invalid_argument(spec_.name + ": task_params.truncation must be helm, middle, left or none");
-    const std::string rouge = ctx.param<std::string>("rouge", style == "helm" ? "google" : "pltrdy");
-    if (rouge != "google" && rouge != "pltrdy") throw std::invalid_argument(spec_.name + ": task_params.rouge must be google or pltrdy");
-    const bool stemmer = ctx.param<bool>("stemmer", true);
-    const bool quirk = ctx.param<bool>("h2o_stop_quirk", style == "h2o");
-    const bool bos = ctx.param<bool>("bos", style != "h2o");
-    const bool clean = ctx.param<bool>("clean", helm_format);  // H2O's files were made by HELM: cleaning them again changes nothing
-    const int64_t doc_max_words = ctx.param<int64_t>("doc_max_words", 512);
-    const uint32_t shots_seed = static_cast<uint32_t>(ctx.param<int64_t>("shots_seed", 0));
+    const std::string truncation = ctx.param<std::string>("truncation");
+    const std::string rouge = ctx.param_or<std::string>("rouge", style == "helm" ? "google" : "pltrdy");
+    const bool stemmer = ctx.param<bool>("stemmer");
+    const bool quirk = ctx.param_or<bool>("h2o_stop_quirk", style == "h2o");
+    const bool bos = ctx.param_or<bool>("bos", style != "h2o");
+    // H2O's run_summarization.py feeds request['article'] as it is: its files were made by HELM,
+    // but cleaning them again still changes articles longer than 512 words (and whitespace).
+    const bool clean = ctx.param_or<bool>("clean", style == "helm");
+    const int64_t doc_max_words = ctx.param<int64_t>("doc_max_words");
+    const uint32_t shots_seed = static_cast<uint32_t>(ctx.param<int64_t>("shots_seed"));
     summarization::ShotPoolRule rule;
     rule.doc_max_words = doc_max_words;
-    rule.min_words = ctx.param<int64_t>("shot_min_words", 50);
-    rule.max_words = ctx.param<int64_t>("shot_max_words", 150);
+    rule.min_words = ctx.param<int64_t>("shot_min_words");
+    rule.max_words = ctx.param<int64_t>("shot_max_words");
     rule.xsum_filter = spec_.name == "xsum";
-    const std::string chat = ctx.param<std::string>("chat_template", "none");
+    const std::string chat = ctx.param<std::string>("chat_template");
     apply_chat_template(chat, "", *ctx.tokenizer);  // validates the name (and that the model has its own template)
 
     DecodingSettings decoding;
-    decoding.max_new_tokens = ctx.param<int64_t>("max_new_tokens", helm_format ? spec_.helm_max_tokens : 1000);
-    decoding.temperature = ctx.param<double>("temperature", 0.0);
-    decoding.top_p = ctx.param<double>("top_p", 1.0);
+    decoding.max_new_tokens = ctx.param_or<int64_t>("max_new_tokens", helm_format ? spec_.helm_max_tokens : 1000);
+    decoding.temperature = ctx.param<double>("temperature");
+    decoding.top_p = ctx.param<double>("top_p");
     if (helm_format && !quirk) decoding.stop_strings = {"###"};
-    const int64_t max_length = ctx.param<int64_t>("max_length", ctx.max_context());
+    const int64_t max_length = ctx.param_or<int64_t>("max_length", ctx.max_context());
     // A chat template's own tokens come on top of the truncated prompt (LongBench's rule).
     const int64_t template_tokens =
         chat == "none" ? 0 : static_cast<int64_t>(ctx.tokenizer->encode(apply_chat_template(chat, "", *ctx.tokenizer), false).size());
@@ -144,7 +148,7 @@ class SummarizationTask : public Task {
     std::vector<Document> docs = summarization::read_documents(data_path(ctx), spec_.num_sentences);
     if (clean)  // HELM cleans every split (summaries too, without a length cut)
       for (Document& d : docs) d.article = summarization::helm_clean(d.article, doc_max_words), d.summary = summarization::helm_clean(d.summary, 0);
-    const bool separate_pool = ctx.params.contains("shots_file");
+    const bool separate_pool = ctx.given("shots_file");
     std::vector<Document> pool_storage;
     std::vector<size_t> fixed_shots;  // HELM: one sample of the training split shared by every document
     if (separate_pool) {
@@ -212,7 +216,7 @@ class SummarizationTask : public Task {
                           {"prediction", prediction},
                           {"references", {doc.summary}},
                           {"metrics", {{"rouge1", s.r1}, {"rouge2", s.r2}, {"rougeL", s.rl}}}});
-      if (ctx.param<bool>("record_prompts", false)) examples.back()["prompt"] = prompt;
+      if (ctx.param<bool>("record_prompts")) examples.back()["prompt"] = prompt;
       if (ctx.progress) ctx.progress(static_cast<int64_t>(i) + 1, static_cast<int64_t>(n));
     }
     const double d = n ? static_cast<double>(n) : 1.0;
@@ -231,7 +235,7 @@ class SummarizationTask : public Task {
 
  private:
   std::string data_path(const TaskContext& ctx) const {
-    return datasets::resolve_data_file(ctx.data_root, ctx.param<std::string>("data_file", spec_.default_file), spec_.source);
+    return datasets::resolve_data_file(ctx.data_root, ctx.param<std::string>("data_file"), spec_.source);
   }
 
   DatasetSpec spec_;

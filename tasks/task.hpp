@@ -11,7 +11,7 @@
 #include "models/transformer.hpp"
 #include "policies/policy.hpp"
 #include "tasks/run_task.hpp"
-#include "tasks/task_params.hpp"
+#include "base/param.hpp"
 
 namespace kvbench::tasks {
 
@@ -50,7 +50,8 @@ struct TaskContext {
   int64_t block = 1;
   uint64_t seed = 0;
   int64_t limit = 0;  // examples, 0 = all
-  nlohmann::json params = nlohmann::json::object();  // task_params
+  nlohmann::json params = nlohmann::json::object();  // task_params, as given
+  params::Params declared;                            // the task's declaration of them (defaults, types)
   std::string data_root;
   ProgressFn progress;
   std::shared_ptr<RunMeter> meter = std::make_shared<RunMeter>();
@@ -62,9 +63,20 @@ struct TaskContext {
   // The same context with the Full cache (fidelity tasks' reference run).
   TaskContext with_full_cache() const;
   int64_t max_context() const { return model->config().max_seq_len; }
-  // A task parameter with a default, type-checked ("task_params.documents must be integer").
+  // A task parameter: the value given, else its declared default. Throws std::logic_error when the
+  // declaration has no default (a computed one: use param_or) or does not declare it.
   template <typename T>
-  T param(const std::string& key, const T& fallback) const;
+  T param(const std::string& key) const;
+  // A parameter whose default is computed (declared with a null default): the value given, else
+  // `computed`. Throws std::logic_error when the declaration has a default of its own (one fact,
+  // one place).
+  template <typename T>
+  T param_or(const std::string& key, const T& computed) const;
+  bool given(const std::string& key) const { return params.contains(key); }
+
+ private:
+  template <typename T>
+  T read(const std::string& key, const nlohmann::json& value) const;
 };
 
 class Task {
@@ -73,9 +85,10 @@ class Task {
   // Prompt template, truncation, decoding, stop rules, max new tokens, metric: what `kvbench tasks`
   // prints and what the result records.
   virtual nlohmann::json settings() const = 0;
-  // Every key `task_params` may hold, with its type and range (tasks/task_params.hpp): checked
-  // when the job spec is normalised, so an unknown key or a bad value fails before the job id.
-  virtual ParamSpecs parameters() const = 0;
+  // Every key `task_params` may hold, declared once with its type, default, range and help
+  // (base/param.hpp): checked when the job spec is normalised, so an unknown key or a bad value
+  // fails before the job id; listed by `kvbench tasks` and in the docs' tables.
+  virtual params::Params parameters() const = 0;
   // Checks between parameters, after each passed parameters(): a parameter that the chosen mode
   // never reads would otherwise be accepted and do nothing. Throws std::invalid_argument.
   virtual void check_params(const nlohmann::json& params) const { (void)params; }
@@ -85,14 +98,32 @@ class Task {
   virtual nlohmann::json run(const TaskContext& ctx) const = 0;
 };
 
+// What a result records and `kvbench tasks` prints: the task's settings and its declared parameters.
+nlohmann::json task_settings(const Task& task);
+
 template <typename T>
-T TaskContext::param(const std::string& key, const T& fallback) const {
-  if (!params.contains(key)) return fallback;
+T TaskContext::read(const std::string& key, const nlohmann::json& value) const {
   try {
-    return params.at(key).get<T>();
+    return value.get<T>();
   } catch (const nlohmann::json::exception&) {
-    throw std::invalid_argument("task_params." + key + " has the wrong type: " + params.at(key).dump());
+    throw std::invalid_argument("task_params." + key + " has the wrong type: " + value.dump());
   }
+}
+
+template <typename T>
+T TaskContext::param(const std::string& key) const {
+  if (params.contains(key)) return read<T>(key, params.at(key));
+  const params::Param& declared_param = params::find(declared, key);
+  if (declared_param.default_value.is_null())
+    throw std::logic_error("task_params." + key + " has a computed default: read it with param_or");
+  return read<T>(key, declared_param.default_value);
+}
+
+template <typename T>
+T TaskContext::param_or(const std::string& key, const T& computed) const {
+  if (!params::find(declared, key).default_value.is_null())
+    throw std::logic_error("task_params." + key + " has a declared default: read it with param");
+  return params.contains(key) ? read<T>(key, params.at(key)) : computed;
 }
 
 }  // namespace kvbench::tasks

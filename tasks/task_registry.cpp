@@ -1,44 +1,40 @@
 #include "tasks/task_registry.hpp"
 
-#include <algorithm>
-#include <stdexcept>
+#include "base/registry.hpp"
 
 namespace kvbench::tasks {
 namespace {
-std::vector<TaskFamily>& table() {
-  static std::vector<TaskFamily> families;
+base::Registry<TaskFamily>& table() {
+  static base::Registry<TaskFamily> families("task");
   return families;
 }
 bool is_prefix(const std::string& name) { return !name.empty() && name.back() == '/'; }
 }  // namespace
 
-TaskRegistration::TaskRegistration(TaskFamily family) {
-  auto& families = table();
-  auto pos = std::lower_bound(families.begin(), families.end(), family.name,
-                              [](const TaskFamily& f, const std::string& n) { return f.name < n; });
-  families.insert(pos, std::move(family));
-}
+TaskRegistration::TaskRegistration(TaskFamily family) { table().add(std::move(family)); }
 
-const std::vector<TaskFamily>& registered_task_families() { return table(); }
+const std::vector<TaskFamily>& registered_task_families() { return table().all(); }
 
 std::vector<std::string> known_task_names() {
   std::vector<std::string> names;
-  for (const auto& f : table()) {
+  for (const auto& f : table().all()) {
     if (!is_prefix(f.name)) names.push_back(f.name);
     for (const auto& m : f.members) names.push_back(f.name + m);
   }
   return names;
 }
 
-std::unique_ptr<Task> make_task(const std::string& name) {
-  for (const auto& f : table()) {
-    if (!is_prefix(f.name) && f.name == name) return f.make("");
-    if (is_prefix(f.name) && name.rfind(f.name, 0) == 0 && name.size() > f.name.size())
-      return f.make(name.substr(f.name.size()));
+const TaskFamily& task_family(const std::string& name) {
+  for (const auto& f : table().all()) {
+    if (!is_prefix(f.name) && f.name == name) return f;
+    if (is_prefix(f.name) && name.rfind(f.name, 0) == 0 && name.size() > f.name.size()) return f;
   }
-  std::string known;
-  for (const auto& n : known_task_names()) known += (known.empty() ? "" : ", ") + n;
-  throw std::invalid_argument("unknown task '" + name + "' (known: " + known + ")");
+  throw table().unknown(name, known_task_names());
+}
+
+std::unique_ptr<Task> make_task(const std::string& name) {
+  const TaskFamily& f = task_family(name);
+  return f.make(is_prefix(f.name) ? name.substr(f.name.size()) : "");
 }
 
 }  // namespace kvbench::tasks

@@ -26,6 +26,8 @@ struct TaskRegistration {
 const std::vector<TaskFamily>& registered_task_families();
 // Throws std::invalid_argument listing the known names.
 std::unique_ptr<Task> make_task(const std::string& name);
+// The family a task name belongs to (itself, or the prefix family of "longbench/qasper").
+const TaskFamily& task_family(const std::string& name);
 std::vector<std::string> known_task_names();
 
 }  // namespace kvbench::tasks

@@ -134,7 +134,7 @@ TEST(BenchCommand, BadCellsAreOneClearErrorNamingTheCell) {
       {"'{\"block\": 0}'", "--cell 2: \"block\" must be a positive integer"},
       {"'{\"budget\": -3}'", "--cell 2: \"budget\" must be a token count"},
       {"'{\"policy\": \"nope\"}'", "--cell 2: unknown policy 'nope'"},
-      {"'{\"policy\": \"snapkv\", \"policy_params\": {\"windoe\": 4}}'", "--cell 2: policy 'snapkv': unknown parameter"},
+      {"'{\"policy\": \"snapkv\", \"policy_params\": {\"windoe\": 4}}'", "--cell 2: policy_params: field 'windoe' is not a parameter of policy 'snapkv'"},
       {"'{\"protocol\": \"replay\"}'", "--cell 2: protocol must be oneshot, stream or decode"},
       {"'{\"attention\": \"flash\"}'", "--cell 2: \"attention\" must be \"auto\" or \"chunked\""},
       {"'{\"policy\": '", "--cell 2: cell:1: invalid JSON"}};

@@ -15,12 +15,7 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string slurp(const std::string& path) { return table_testing::read_text(path); }
 
 bool has_gnuplot() { return !harness::find_gnuplot().empty(); }
 
@@ -50,7 +45,7 @@ TEST(Figure, LinesDataHoldOursAndThePapersNumbers) {
   const std::string script = slurp(files.script);
   EXPECT_NE(script.find("set terminal svg"), std::string::npos);
   EXPECT_NE(script.find("set output 'fixture_xsum.png'"), std::string::npos);
-  EXPECT_NE(script.find("title \"KVEC (paper)\""), std::string::npos) << script;
+  EXPECT_NE(script.find("title 'KVEC (paper)'"), std::string::npos) << script;
 }
 
 TEST(Figure, LinesRenderPngAndSvg) {

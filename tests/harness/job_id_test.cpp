@@ -46,7 +46,7 @@ TEST(JobId, ChangesWithEverySpecFieldAndChecksum) {
 TEST(JobSpec, EqualJobsWrittenDifferentlyShareOneId) {
   Job a = make_job({{"task", "tinystories"}, {"policy", "kvec"}, {"budget", "64"}});
   // Defaults spelled out, keys in another order, the policy's default parameters given explicitly.
-  nlohmann::json explicit_spec = {{"policy_params", policies::policy_info("kvec").defaults},
+  nlohmann::json explicit_spec = {{"policy_params", policies::resolved_params("kvec", nlohmann::json::object())},
                                   {"seed", 0},
                                   {"budget", "64"},
                                   {"protocol", "oneshot"},
@@ -87,7 +87,7 @@ TEST(JobSpec, ShortDescriptionShowsOnlyChangedPolicyParameters) {
   EXPECT_EQ(plain.find('{'), std::string::npos) << plain;
   EXPECT_NE(plain.find("kvec @64"), std::string::npos) << plain;
   EXPECT_NE(plain.find("limit=2"), std::string::npos) << plain;
-  auto defaults = policies::policy_info("kvec").defaults;
+  auto defaults = policies::resolved_params("kvec", nlohmann::json::object());
   ASSERT_FALSE(defaults.empty());
   const std::string key = defaults.begin().key();
   nlohmann::json changed = spec;

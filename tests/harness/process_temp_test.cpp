@@ -1,6 +1,7 @@
 // Temporary files named after their process: a command stopped by a signal leaves its own, and
 // the next command of the same kind removes those whose process is gone (never a live one's).
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,6 +38,35 @@ TEST(ProcessTemp, OrphansOfAFinishedProcessAreRemovedALiveOnesAreKept) {
   EXPECT_TRUE(fs::exists(file));
   remove_tree(mine);
   remove_tree(file);
+}
+
+// SIGINT, SIGTERM and SIGHUP: the command removes its own temporaries, then dies of the signal.
+TEST(ProcessTemp, AnInterruptedCommandRemovesItsOwnTemporaries) {
+  for (int sig : {SIGINT, SIGTERM}) {
+    int fds[2];
+    ASSERT_EQ(::pipe(fds), 0);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(fds[0]);
+      const std::string folder = make_process_temp("sigtest", /*folder=*/true);
+      std::ofstream(fs::path(folder) / "partial.json") << "{";
+      const std::string line = folder + "\n";
+      if (::write(fds[1], line.data(), line.size()) < 0) ::_exit(2);
+      ::pause();
+      ::_exit(0);
+    }
+    ::close(fds[1]);
+    std::string folder;
+    char ch;
+    while (::read(fds[0], &ch, 1) == 1 && ch != '\n') folder += ch;
+    ::close(fds[0]);
+    ASSERT_TRUE(fs::is_directory(folder)) << folder;
+    ::kill(pid, sig);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == sig) << status;
+    EXPECT_FALSE(fs::exists(folder)) << folder << " left behind after signal " << sig;
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 
 #include "harness/table_spec.hpp"
@@ -21,6 +22,14 @@ inline std::filesystem::path tests_dir() {
 }
 inline std::string fixture_results_dir() { return (tests_dir() / "fixtures" / "results").string(); }
 inline std::string repo_dir() { return tests_dir().parent_path().string(); }
+
+// A file's bytes ("" when it cannot be read).
+inline std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
 
 inline const char* kFixtureSpec = R"JSON({
   "title": "Fixture: XSUM ROUGE-L vs budget",

@@ -2,24 +2,11 @@
 // time, never rendered wrongly.
 #include <gtest/gtest.h>
 
+#include "expect_error.hpp"
 #include "jinja/template.hpp"
 
 namespace kvbench::jinja {
 namespace {
-
-template <typename Error>
-Error expect_error(const std::string& source, const Value& context = Value(Dict{})) {
-  try {
-    Template(source).render(context);
-  } catch (const Error& e) {
-    return e;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong exception type: " << e.what();
-    throw;
-  }
-  ADD_FAILURE() << "no error for: " << source;
-  throw std::runtime_error("no error");
-}
 
 TEST(JinjaErrors, UnknownTagNamesLineAndColumn) {
   const auto e = expect_error<TemplateSyntaxError>("hello\n  {% frobnicate x %}");

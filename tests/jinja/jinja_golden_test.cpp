@@ -133,6 +133,39 @@ TEST(JinjaRealTemplates, EveryConversationMatchesJinja2) {
   EXPECT_GT(rendered, 300u);
 }
 
+// The step budget (jinja/limits.hpp) stops runaway templates; real ones rendering long
+// conversations must stay far below it: every template Jinja2 renders in the goldens renders 400
+// messages (with tools where its goldens have them) within a twentieth of the budget.
+TEST(JinjaRealTemplates, LongConversationsStayFarBelowTheStepBudget) {
+  const Json goldens = read_json(kFixtures + "goldens.json");
+  RenderOptions options = fixed_clock();
+  options.max_steps = kMaxSteps / 20;
+  std::map<std::string, const Json*> with_tools;  // one golden case per template, tools if any
+  for (const auto& c : goldens["cases"]) {
+    const std::string name = c["template"].get<std::string>();
+    if (!c.contains("rendered")) continue;
+    const bool tools = c.contains("kwargs") && c["kwargs"].contains("tools");
+    if (!with_tools.count(name) || tools) with_tools[name] = &c;
+  }
+  ASSERT_GE(with_tools.size(), 15u);
+  const std::string text = "A long message about key-value caches, with some detail to render. ";
+  for (const auto& [name, golden] : with_tools) {
+    SCOPED_TRACE(name);
+    Json c = *golden;
+    Json messages = Json::array();
+    for (int i = 0; i < 400; ++i) {
+      std::string content;
+      for (int k = 0; k < 8; ++k) content += text;
+      messages.push_back({{"role", i % 2 ? "assistant" : "user"}, {"content", content + std::to_string(i)}});
+    }
+    c["messages"] = messages;
+    c["add_generation_prompt"] = true;
+    const Template tmpl(template_source(goldens["templates"][name]));
+    const std::string out = tmpl.render(transformers_context(c, goldens["templates"][name]["special_tokens"]), options);
+    EXPECT_GT(out.size(), 400 * 8 * text.size());
+  }
+}
+
 TEST(JinjaRealTemplates, SharedGoldenRenderingsMatchByteForByte) {
   for (const std::string model : {"llama3", "qwen3"}) {
     const std::string dir = std::string(KVBENCH_SHARED_DIR) + "/";

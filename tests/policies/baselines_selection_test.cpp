@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "policies/attention_scorers.hpp"
+#include "policies/scorer_registry.hpp"
 #include "policies/baselines_helpers.hpp"
 #include "policies/gqa_mode.hpp"
 #include "policies/keep_scored.hpp"
@@ -382,7 +382,7 @@ TEST(BaselineScissorHands, CountsAboveAverageAttentionWithinTheHistoryWindow) {
 }
 
 TEST(BaselineScissorHands, CountsExpireAfterTheHistoryWindowAndTravelWithTheirSlot) {
-  auto scorer = make_scorer("scissorhands", {{"history_window", 2}, {"recent", 0}});
+  auto scorer = make_scorer("scissorhands", resolved_params("scissorhands", {{"history_window", 2}, {"recent", 0}}));
   scorer->begin(info_for(1, 1, 1, 100, 3));
   LayerCache cache = cache_of(1, 3);
   auto step = [&](std::vector<float> row) {
@@ -422,15 +422,19 @@ TEST(BaselineScissorHands, DropRatioEvictsDownToBMinusM) {
 TEST(BaselineRegistry, EveryBaselineIsRegisteredWithItsReference) {
   for (const char* name : {"local", "random", "streaming_llm", "h2o", "scissorhands", "tova", "snapkv", "pyramidkv", "adakv"}) {
     const PolicyInfo& info = policy_info(name);
-    EXPECT_FALSE(info.reference.empty()) << name;
+    EXPECT_FALSE(info.source.empty()) << name;
     EXPECT_NO_THROW(make_policy(name)) << name;
   }
-  EXPECT_EQ(policy_info("snapkv").defaults["window"], 32);
-  EXPECT_EQ(policy_info("snapkv").defaults["kernel"], 7);
-  EXPECT_EQ(policy_info("snapkv").defaults["pooling"], "max");
-  EXPECT_EQ(policy_info("pyramidkv").defaults["beta"], 20);
-  EXPECT_EQ(policy_info("adakv").defaults["floor_alpha"], 0.2);
-  EXPECT_EQ(policy_info("streaming_llm").defaults["sinks"], 4);
+  auto defaults = [](const std::string& name) { return resolved_params(name, nlohmann::json::object()); };
+  EXPECT_EQ(defaults("snapkv")["window"], 32);
+  EXPECT_EQ(defaults("snapkv")["kernel"], 7);
+  EXPECT_EQ(defaults("snapkv")["pooling"], "max");
+  EXPECT_EQ(defaults("pyramidkv")["beta"], 20);
+  EXPECT_EQ(defaults("pyramidkv")["window"], 8);  // PyramidKV's own default for its SnapKV scorer
+  EXPECT_EQ(defaults("adakv")["floor_alpha"], 0.2);
+  EXPECT_EQ(defaults("adakv")["window"], 32);  // the default scorer's (snapkv) parameters join Ada-KV's
+  EXPECT_FALSE(defaults("adakv").contains("recent_ratio"));
+  EXPECT_EQ(defaults("streaming_llm")["sinks"], 4);
   EXPECT_THROW(make_policy("snapkv", {{"kernel", 4}}), std::invalid_argument);
   EXPECT_THROW(make_policy("snapkv", {{"pooling", "median"}}), std::invalid_argument);
   EXPECT_THROW(make_policy("streaming_llm", {{"positions", "rotated"}}), std::invalid_argument);

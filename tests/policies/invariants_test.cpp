@@ -94,12 +94,21 @@ TEST(PolicyParameters, ErrorsNameThePolicyAndWhatTheValueMustBe) {
     }
     return "(no error)";
   };
-  EXPECT_EQ(error_of("snapkv", {{"window", 2.5}}), "policy 'snapkv': parameter 'window' must be an integer, got 2.5");
-  EXPECT_EQ(error_of("buzz", {{"local_max", 2}}), "policy 'buzz': parameter 'local_max' must be true or false, got 2");
-  EXPECT_EQ(error_of("h2o", {{"head_reduce", 2}}), "policy 'h2o': parameter 'head_reduce' must be a string, got 2");
-  // A shared parser (head_reduce, gqa) does not know its policy: the registry names it.
-  EXPECT_EQ(error_of("h2o", {{"head_reduce", "foo"}}), "policy 'h2o': head_reduce must be mean, max or sum, got 'foo'");
-  EXPECT_EQ(error_of("pyramidkv", {{"gqa", "x"}}).rfind("policy 'pyramidkv': gqa must be", 0), 0u);
+  EXPECT_EQ(error_of("snapkv", {{"window", 2.5}}),
+            "policy_params: field 'window' of policy 'snapkv' must be an integer >= 1, got 2.5");
+  EXPECT_EQ(error_of("buzz", {{"local_max", 2}}), "policy_params: field 'local_max' of policy 'buzz' must be true or false, got 2");
+  EXPECT_EQ(error_of("h2o", {{"head_reduce", 2}}),
+            "policy_params: field 'head_reduce' of policy 'h2o' must be one of mean, max, sum, got 2");
+  // A shared declaration (head_reduce, gqa) is checked by the registry, which names the policy.
+  EXPECT_EQ(error_of("h2o", {{"head_reduce", "foo"}}),
+            "policy_params: field 'head_reduce' of policy 'h2o' must be one of mean, max, sum, got \"foo\"");
+  EXPECT_EQ(error_of("pyramidkv", {{"gqa", "x"}}).rfind("policy_params: field 'gqa' of policy 'pyramidkv' must be one of", 0), 0u);
+  EXPECT_EQ(error_of("snapkv", {{"windoe", 4}}).rfind("policy_params: field 'windoe' is not a parameter of policy 'snapkv' "
+                                                       "(valid: gqa, head_reduce, kernel, pooling, window)", 0), 0u);
+  // A wrapper takes the parameters of the scorer it wraps, and only those.
+  EXPECT_EQ(error_of("adakv", {{"scorer", "h2o"}, {"window", 4}}).rfind("policy_params: field 'window' is not a parameter", 0), 0u);
+  EXPECT_EQ(error_of("adakv", {{"scorer", "h2o"}, {"recent_ratio", 0.25}}), "(no error)");
+  EXPECT_EQ(error_of("adakv", {{"scorer", "nope"}}).rfind("policy_params: field 'scorer' of policy 'adakv' must be a registered scorer", 0), 0u);
   // Checked whichever option reads them: alpha and beta under phi log, epsilon under the lazy greedy.
   EXPECT_EQ(error_of("bumblebee", {{"alpha", -1000.0}}).rfind("bumblebee: alpha and beta must be finite and > 0", 0), 0u);
   EXPECT_EQ(error_of("bumblebee", {{"epsilon", -5.0}}), "bumblebee: epsilon must be in (0, 1)");

@@ -28,9 +28,9 @@ TEST(SlotOrderModel, MovingSlotsChangesNoPrediction) {
       {"local", nlohmann::json::object()}, {"local", {{"positions", "cache_slot"}}}, {"streaming_llm", nlohmann::json::object()}, {"streaming_llm", {{"positions", "original"}}},
       {"h2o", nlohmann::json::object()}, {"tova", nlohmann::json::object()},                              {"scissorhands", nlohmann::json::object()}, {"random", nlohmann::json::object()},
       {"snapkv", {{"window", 4}}}, {"snapkv", {{"window", 4}, {"gqa", "reduce"}}}, {"pyramidkv", {{"window", 4}}}, {"cascade", {{"sinks", 2}}},
-      {"roco", nlohmann::json::object()}, {"roco", {{"importance", "random"}}}, {"roco", {{"scope", "easykv"}}},
+      {"roco", nlohmann::json::object()}, {"roco", {{"importance", "random"}}}, {"roco", {{"scope", "std"}}},
       {"roco", {{"importance", "aqas"}, {"scope", "window"}, {"sinks", 2}}}, {"roco", {{"importance", "ltas"}, {"shared_heads", true}}},
-      {"adakv", {{"window", 4}}}, {"adakv", {{"window", 4}, {"gqa", "reduce"}, {"scorer", "h2o"}}}, {"kvec", {{"window", 4}, {"wide_window", 8}}},
+      {"adakv", {{"window", 4}}}, {"adakv", {{"window", 4}, {"gqa", "reduce"}}}, {"adakv", {{"scorer", "h2o"}}}, {"kvec", {{"window", 4}, {"wide_window", 8}}},
       {"kvec", {{"window", 4}, {"wide_window", 8}, {"gqa", "reduce"}}}, {"bumblebee", nlohmann::json::object()}};
   for (const auto& [name, params] : cases) {
     for (int64_t block : {1, 6}) {

@@ -74,8 +74,12 @@ TEST(ModelChatTemplate, KvcacheFactoryAndKvpressPipelinesAcceptModelWithOneBos) 
   nlohmann::json kp = run_task({{"task", "longbench/qasper"}, {"model", model}, {"limit", 1},
                                 {"task_params", {{"pipeline", "kvpress"}, {"max_new_tokens", 1}, {"record_prompts", true},
                                                  {"chat_template", "model"}}}});
-  const std::string context = kp["examples"][0]["prompt"];
+  // The recorded prompt is what was fed (the context cut to the 512-token window); the text before
+  // the cut is "original_prompt".
+  ASSERT_TRUE(kp["examples"][0]["truncated"].get<bool>());
+  const std::string context = kp["examples"][0]["original_prompt"];
   EXPECT_EQ(context.rfind("<s>[INST] ", 0), 0u) << context.substr(0, 80);
+  EXPECT_LT(kp["examples"][0]["prompt"].get<std::string>().size(), context.size());
   const auto records = datasets::read_jsonl(shared_data("longbench/qasper.jsonl"), 1);
   const nlohmann::json prompts = nlohmann::json::parse(read_file(shared_data("longbench_ref/dataset2prompt.json")));
   const longbench::KvpressParts parts = longbench::kvpress_parts("qasper", prompts["qasper"], records[0], "model", tok);

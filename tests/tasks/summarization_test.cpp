@@ -221,5 +221,23 @@ TEST(SummarizationStyles, BosFollowsTheStylesReference) {
   EXPECT_FALSE(b["settings"]["resolved"]["bos"].get<bool>());  // the parameter overrides the style
 }
 
+// H2O's run_summarization.py feeds request['article'] verbatim: its style does not clean the
+// articles again (cleaning cuts an article longer than 512 words); HELM's does.
+TEST(SummarizationStyles, H2oFeedsItsRequestFilesArticleVerbatim) {
+  const auto docs = summarization::read_documents(shared_data("xsum/xsum_0shot.jsonl"), 1, 1);
+  const std::string& article = docs[0].article;
+  ASSERT_NE(summarization::helm_clean(article, 512), article);  // the first article has more than 512 words
+  const std::string tail = article.substr(article.find_last_of(' ', article.size() - 40) + 1);
+  for (const char* style : {"h2o", "helm"}) {
+    nlohmann::json r = run_task({{"task", "xsum"}, {"limit", 1},
+                                 {"task_params", {{"style", style}, {"shots", 0}, {"max_new_tokens", 2}, {"truncation", "middle"},
+                                                  {"record_prompts", true}}}});
+    const bool verbatim = std::string(style) == "h2o";
+    EXPECT_EQ(r["settings"]["resolved"]["clean"].get<bool>(), !verbatim) << style;
+    // The middle cut keeps the prompt's end: the raw article's last words, unless cleaning cut them.
+    EXPECT_EQ(r["examples"][0]["prompt"].get<std::string>().find(tail) != std::string::npos, verbatim) << style << ": " << tail;
+  }
+}
+
 }  // namespace
 }  // namespace kvbench::tasks

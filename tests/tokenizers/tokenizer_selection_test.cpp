@@ -78,6 +78,9 @@ TEST(TokenizerConfig, ChatTemplateFileBesideTheConfig) {
   EXPECT_FALSE(models::read_tokenizer_config(dir.file("tokenizer_config.json")).chat_template.has_value());
   dir.write("chat_template.jinja", "{{ messages[0]['content'] }}");
   EXPECT_EQ(models::read_tokenizer_config(dir.file("tokenizer_config.json")).chat_template.value(), "{{ messages[0]['content'] }}");
+  // Both there: transformers reads chat_template.jinja over the config's field.
+  dir.write("tokenizer_config.json", R"({"eos_token": "</s>", "chat_template": "{{ 'from the config' }}"})");
+  EXPECT_EQ(models::read_tokenizer_config(dir.file("tokenizer_config.json")).chat_template.value(), "{{ messages[0]['content'] }}");
 }
 
 TEST(TokenizerConfig, BadFieldsAreNamed) {

@@ -1,0 +1,14 @@
+#pragma once
+// Task parameters that several tasks accept with one meaning, declared once.
+#include "base/param.hpp"
+
+namespace kvbench::tasks {
+
+// `record_prompts`: add each example's prompt text, as fed to the model, to the result.
+params::Param record_prompts_param();
+// `chat_template`: none, a named template (tasks/chat_template.hpp) or "model" (the model's own).
+params::Param chat_template_param(const std::string& help =
+                                      "the chat template around the prompt (none for base models; "
+                                      "model = the model's own)");
+
+}  // namespace kvbench::tasks
