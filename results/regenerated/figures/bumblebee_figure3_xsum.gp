@@ -7,9 +7,9 @@ set encoding utf8
 # SVG
 set terminal svg size 900,520 dynamic noenhanced font 'Sans,12' background '#ffffff'
 set output 'bumblebee_figure3_xsum.svg'
-set title "BumbleBee Figure 3: XSUM 3-shot ROUGE at a 5× KV cache reduction"
-set xlabel ""
-set ylabel "ROUGE (%)"
+set title 'BumbleBee Figure 3: XSUM 3-shot ROUGE at a 5× KV cache reduction'
+set xlabel ''
+set ylabel 'ROUGE (%)'
 unset logscale x
 unset logscale y
 set grid ytics
@@ -19,12 +19,12 @@ set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set yrange [0:*]
-plot "bumblebee_figure3_xsum.dat" index 0 using 3:xtic(2) lc rgb '#1f77b4' title "All", \
-     '' index 0 using 5 lc rgb '#d62728' title "Local", \
-     '' index 0 using 7 lc rgb '#2ca02c' title "Random + Local", \
-     '' index 0 using 9 lc rgb '#ff7f0e' title "Attn Sinks + Local", \
-     '' index 0 using 11 lc rgb '#9467bd' title "H2 + Local", \
-     '' index 0 using 13 lc rgb '#8c564b' title "BumbleBee"
+plot 'bumblebee_figure3_xsum.dat' index 0 using 3:xtic(2) lc rgb '#1f77b4' title 'All', \
+     '' index 0 using 5 lc rgb '#d62728' title 'Local', \
+     '' index 0 using 7 lc rgb '#2ca02c' title 'Random + Local', \
+     '' index 0 using 9 lc rgb '#ff7f0e' title 'Attn Sinks + Local', \
+     '' index 0 using 11 lc rgb '#9467bd' title 'H2 + Local', \
+     '' index 0 using 13 lc rgb '#8c564b' title 'BumbleBee'
 set output
 reset
 set datafile separator "\t"
@@ -33,9 +33,9 @@ set datafile missing 'NaN'
 # PNG
 set terminal pngcairo size 900,520 font 'Sans,11' noenhanced background '#ffffff'
 set output 'bumblebee_figure3_xsum.png'
-set title "BumbleBee Figure 3: XSUM 3-shot ROUGE at a 5× KV cache reduction"
-set xlabel ""
-set ylabel "ROUGE (%)"
+set title 'BumbleBee Figure 3: XSUM 3-shot ROUGE at a 5× KV cache reduction'
+set xlabel ''
+set ylabel 'ROUGE (%)'
 unset logscale x
 unset logscale y
 set grid ytics
@@ -45,10 +45,10 @@ set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set yrange [0:*]
-plot "bumblebee_figure3_xsum.dat" index 0 using 3:xtic(2) lc rgb '#1f77b4' title "All", \
-     '' index 0 using 5 lc rgb '#d62728' title "Local", \
-     '' index 0 using 7 lc rgb '#2ca02c' title "Random + Local", \
-     '' index 0 using 9 lc rgb '#ff7f0e' title "Attn Sinks + Local", \
-     '' index 0 using 11 lc rgb '#9467bd' title "H2 + Local", \
-     '' index 0 using 13 lc rgb '#8c564b' title "BumbleBee"
+plot 'bumblebee_figure3_xsum.dat' index 0 using 3:xtic(2) lc rgb '#1f77b4' title 'All', \
+     '' index 0 using 5 lc rgb '#d62728' title 'Local', \
+     '' index 0 using 7 lc rgb '#2ca02c' title 'Random + Local', \
+     '' index 0 using 9 lc rgb '#ff7f0e' title 'Attn Sinks + Local', \
+     '' index 0 using 11 lc rgb '#9467bd' title 'H2 + Local', \
+     '' index 0 using 13 lc rgb '#8c564b' title 'BumbleBee'
 set output

@@ -7,9 +7,9 @@ set encoding utf8
 # SVG
 set terminal svg size 900,520 dynamic noenhanced font 'Sans,12' background '#ffffff'
 set output 'bumblebee_table1_llama_13b.svg'
-set title "BumbleBee Table 1: lm-eval-harness 5-shot accuracy at a 10× context reduction (LLaMA-13B)"
-set xlabel ""
-set ylabel "accuracy (%)"
+set title 'BumbleBee Table 1: lm-eval-harness 5-shot accuracy at a 10× context reduction (LLaMA-13B)'
+set xlabel ''
+set ylabel 'accuracy (%)'
 unset logscale x
 unset logscale y
 set grid ytics
@@ -19,20 +19,20 @@ set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set yrange [0:*]
-plot "bumblebee_table1_llama_13b.dat" index 0 using 3:xtic(2) lc rgb '#1f77b4' title "All (ours)", \
-     '' index 0 using 4 lc rgb '#1f77b4' fs pattern 4 border rgb '#1f77b4' title "All (paper)", \
-     '' index 0 using 5 lc rgb '#d62728' title "Local (ours)", \
-     '' index 0 using 6 lc rgb '#d62728' fs pattern 4 border rgb '#d62728' title "Local (paper)", \
-     '' index 0 using 7 lc rgb '#2ca02c' title "Random + Local (ours)", \
-     '' index 0 using 8 lc rgb '#2ca02c' fs pattern 4 border rgb '#2ca02c' title "Random + Local (paper)", \
-     '' index 0 using 9 lc rgb '#ff7f0e' title "Attn Sinks + Local (ours)", \
-     '' index 0 using 10 lc rgb '#ff7f0e' fs pattern 4 border rgb '#ff7f0e' title "Attn Sinks + Local (paper)", \
-     '' index 0 using 11 lc rgb '#9467bd' title "H2 + Local (ours)", \
-     '' index 0 using 12 lc rgb '#9467bd' fs pattern 4 border rgb '#9467bd' title "H2 + Local (paper)", \
-     '' index 0 using 13 lc rgb '#8c564b' title "BumbleBee ♥ (log) (ours)", \
-     '' index 0 using 14 lc rgb '#8c564b' fs pattern 4 border rgb '#8c564b' title "BumbleBee ♥ (log) (paper)", \
-     '' index 0 using 15 lc rgb '#e377c2' title "BumbleBee ♦ (power) (ours)", \
-     '' index 0 using 16 lc rgb '#e377c2' fs pattern 4 border rgb '#e377c2' title "BumbleBee ♦ (power) (paper)"
+plot 'bumblebee_table1_llama_13b.dat' index 0 using 3:xtic(2) lc rgb '#1f77b4' title 'All (ours)', \
+     '' index 0 using 4 lc rgb '#1f77b4' fs pattern 4 border rgb '#1f77b4' title 'All (paper)', \
+     '' index 0 using 5 lc rgb '#d62728' title 'Local (ours)', \
+     '' index 0 using 6 lc rgb '#d62728' fs pattern 4 border rgb '#d62728' title 'Local (paper)', \
+     '' index 0 using 7 lc rgb '#2ca02c' title 'Random + Local (ours)', \
+     '' index 0 using 8 lc rgb '#2ca02c' fs pattern 4 border rgb '#2ca02c' title 'Random + Local (paper)', \
+     '' index 0 using 9 lc rgb '#ff7f0e' title 'Attn Sinks + Local (ours)', \
+     '' index 0 using 10 lc rgb '#ff7f0e' fs pattern 4 border rgb '#ff7f0e' title 'Attn Sinks + Local (paper)', \
+     '' index 0 using 11 lc rgb '#9467bd' title 'H2 + Local (ours)', \
+     '' index 0 using 12 lc rgb '#9467bd' fs pattern 4 border rgb '#9467bd' title 'H2 + Local (paper)', \
+     '' index 0 using 13 lc rgb '#8c564b' title 'BumbleBee ♥ (log) (ours)', \
+     '' index 0 using 14 lc rgb '#8c564b' fs pattern 4 border rgb '#8c564b' title 'BumbleBee ♥ (log) (paper)', \
+     '' index 0 using 15 lc rgb '#e377c2' title 'BumbleBee ♦ (power) (ours)', \
+     '' index 0 using 16 lc rgb '#e377c2' fs pattern 4 border rgb '#e377c2' title 'BumbleBee ♦ (power) (paper)'
 set output
 reset
 set datafile separator "\t"
@@ -41,9 +41,9 @@ set datafile missing 'NaN'
 # PNG
 set terminal pngcairo size 900,520 font 'Sans,11' noenhanced background '#ffffff'
 set output 'bumblebee_table1_llama_13b.png'
-set title "BumbleBee Table 1: lm-eval-harness 5-shot accuracy at a 10× context reduction (LLaMA-13B)"
-set xlabel ""
-set ylabel "accuracy (%)"
+set title 'BumbleBee Table 1: lm-eval-harness 5-shot accuracy at a 10× context reduction (LLaMA-13B)'
+set xlabel ''
+set ylabel 'accuracy (%)'
 unset logscale x
 unset logscale y
 set grid ytics
@@ -53,18 +53,18 @@ set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set yrange [0:*]
-plot "bumblebee_table1_llama_13b.dat" index 0 using 3:xtic(2) lc rgb '#1f77b4' title "All (ours)", \
-     '' index 0 using 4 lc rgb '#1f77b4' fs pattern 4 border rgb '#1f77b4' title "All (paper)", \
-     '' index 0 using 5 lc rgb '#d62728' title "Local (ours)", \
-     '' index 0 using 6 lc rgb '#d62728' fs pattern 4 border rgb '#d62728' title "Local (paper)", \
-     '' index 0 using 7 lc rgb '#2ca02c' title "Random + Local (ours)", \
-     '' index 0 using 8 lc rgb '#2ca02c' fs pattern 4 border rgb '#2ca02c' title "Random + Local (paper)", \
-     '' index 0 using 9 lc rgb '#ff7f0e' title "Attn Sinks + Local (ours)", \
-     '' index 0 using 10 lc rgb '#ff7f0e' fs pattern 4 border rgb '#ff7f0e' title "Attn Sinks + Local (paper)", \
-     '' index 0 using 11 lc rgb '#9467bd' title "H2 + Local (ours)", \
-     '' index 0 using 12 lc rgb '#9467bd' fs pattern 4 border rgb '#9467bd' title "H2 + Local (paper)", \
-     '' index 0 using 13 lc rgb '#8c564b' title "BumbleBee ♥ (log) (ours)", \
-     '' index 0 using 14 lc rgb '#8c564b' fs pattern 4 border rgb '#8c564b' title "BumbleBee ♥ (log) (paper)", \
-     '' index 0 using 15 lc rgb '#e377c2' title "BumbleBee ♦ (power) (ours)", \
-     '' index 0 using 16 lc rgb '#e377c2' fs pattern 4 border rgb '#e377c2' title "BumbleBee ♦ (power) (paper)"
+plot 'bumblebee_table1_llama_13b.dat' index 0 using 3:xtic(2) lc rgb '#1f77b4' title 'All (ours)', \
+     '' index 0 using 4 lc rgb '#1f77b4' fs pattern 4 border rgb '#1f77b4' title 'All (paper)', \
+     '' index 0 using 5 lc rgb '#d62728' title 'Local (ours)', \
+     '' index 0 using 6 lc rgb '#d62728' fs pattern 4 border rgb '#d62728' title 'Local (paper)', \
+     '' index 0 using 7 lc rgb '#2ca02c' title 'Random + Local (ours)', \
+     '' index 0 using 8 lc rgb '#2ca02c' fs pattern 4 border rgb '#2ca02c' title 'Random + Local (paper)', \
+     '' index 0 using 9 lc rgb '#ff7f0e' title 'Attn Sinks + Local (ours)', \
+     '' index 0 using 10 lc rgb '#ff7f0e' fs pattern 4 border rgb '#ff7f0e' title 'Attn Sinks + Local (paper)', \
+     '' index 0 using 11 lc rgb '#9467bd' title 'H2 + Local (ours)', \
+     '' index 0 using 12 lc rgb '#9467bd' fs pattern 4 border rgb '#9467bd' title 'H2 + Local (paper)', \
+     '' index 0 using 13 lc rgb '#8c564b' title 'BumbleBee ♥ (log) (ours)', \
+     '' index 0 using 14 lc rgb '#8c564b' fs pattern 4 border rgb '#8c564b' title 'BumbleBee ♥ (log) (paper)', \
+     '' index 0 using 15 lc rgb '#e377c2' title 'BumbleBee ♦ (power) (ours)', \
+     '' index 0 using 16 lc rgb '#e377c2' fs pattern 4 border rgb '#e377c2' title 'BumbleBee ♦ (power) (paper)'
 set output

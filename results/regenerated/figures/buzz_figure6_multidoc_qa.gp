@@ -7,9 +7,9 @@ set encoding utf8
 # SVG
 set terminal svg size 900,520 dynamic noenhanced font 'Sans,12' background '#ffffff'
 set output 'buzz_figure6_multidoc_qa.svg'
-set title "BUZZ Figure 6: 10-document QA exact match at gold positions 0, 4, 9 (cache 300)"
-set xlabel "position of the gold document"
-set ylabel "EM accuracy (%)"
+set title 'BUZZ Figure 6: 10-document QA exact match at gold positions 0, 4, 9 (cache 300)'
+set xlabel 'position of the gold document'
+set ylabel 'EM accuracy (%)'
 unset logscale x
 unset logscale y
 set grid ytics
@@ -19,9 +19,9 @@ set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set yrange [0:*]
-plot "buzz_figure6_multidoc_qa.dat" index 0 using 3:xtic(2) lc rgb '#1f77b4' title "BUZZ", \
-     '' index 0 using 5 lc rgb '#d62728' title "H2O", \
-     '' index 0 using 7 lc rgb '#2ca02c' title "StreamingLLM"
+plot 'buzz_figure6_multidoc_qa.dat' index 0 using 3:xtic(2) lc rgb '#1f77b4' title 'BUZZ', \
+     '' index 0 using 5 lc rgb '#d62728' title 'H2O', \
+     '' index 0 using 7 lc rgb '#2ca02c' title 'StreamingLLM'
 set output
 reset
 set datafile separator "\t"
@@ -30,9 +30,9 @@ set datafile missing 'NaN'
 # PNG
 set terminal pngcairo size 900,520 font 'Sans,11' noenhanced background '#ffffff'
 set output 'buzz_figure6_multidoc_qa.png'
-set title "BUZZ Figure 6: 10-document QA exact match at gold positions 0, 4, 9 (cache 300)"
-set xlabel "position of the gold document"
-set ylabel "EM accuracy (%)"
+set title 'BUZZ Figure 6: 10-document QA exact match at gold positions 0, 4, 9 (cache 300)'
+set xlabel 'position of the gold document'
+set ylabel 'EM accuracy (%)'
 unset logscale x
 unset logscale y
 set grid ytics
@@ -42,7 +42,7 @@ set style histogram clustered gap 1
 set style fill solid 0.85 border -1
 set boxwidth 0.9
 set yrange [0:*]
-plot "buzz_figure6_multidoc_qa.dat" index 0 using 3:xtic(2) lc rgb '#1f77b4' title "BUZZ", \
-     '' index 0 using 5 lc rgb '#d62728' title "H2O", \
-     '' index 0 using 7 lc rgb '#2ca02c' title "StreamingLLM"
+plot 'buzz_figure6_multidoc_qa.dat' index 0 using 3:xtic(2) lc rgb '#1f77b4' title 'BUZZ', \
+     '' index 0 using 5 lc rgb '#d62728' title 'H2O', \
+     '' index 0 using 7 lc rgb '#2ca02c' title 'StreamingLLM'
 set output

@@ -7,20 +7,20 @@ set encoding utf8
 # SVG
 set terminal svg size 900,460 dynamic noenhanced font 'Sans,12' background '#ffffff'
 set output 'buzz_figure7_self_bleu.svg'
-set title "BUZZ Figure 7: Self-BLEU distance to the full cache vs KV cache budget"
-set xlabel "KV cache budget"
-set ylabel ""
-set cblabel "|Self-BLEU − Full|"
+set title 'BUZZ Figure 7: Self-BLEU distance to the full cache vs KV cache budget'
+set xlabel 'KV cache budget'
+set ylabel ''
+set cblabel '|Self-BLEU − Full|'
 set palette defined (0 '#ffffff', 1 '#fdd49e', 2 '#fc8d59', 3 '#b30000')
 set cbrange [0.04481847077:68.79863585]
-set xtics ("10%%" 0, "20%%" 1, "30%%" 2, "40%%" 3, "50%%" 4, "60%%" 5)
+set xtics ('10%%' 0, '20%%' 1, '30%%' 2, '40%%' 3, '50%%' 4, '60%%' 5)
 set xrange [-0.5:5.5]
 unset key
 set tics nomirror
 set style fill solid 1.0 noborder
-set ytics ("BUZZ" 0, "BUZZ (with logn)" 1, "H2O" 2, "StreamingLLM" 3)
+set ytics ('BUZZ' 0, 'BUZZ (with logn)' 1, 'H2O' 2, 'StreamingLLM' 3)
 set yrange [3.5:-0.5]
-plot "buzz_figure7_self_bleu.dat" index 0 using 1:2:(0.5):(0.5):3 with boxxyerror fc palette, \
+plot 'buzz_figure7_self_bleu.dat' index 0 using 1:2:(0.5):(0.5):3 with boxxyerror fc palette, \
      '' index 0 using 1:2:4 with labels font ',9'
 set output
 reset
@@ -30,19 +30,19 @@ set datafile missing 'NaN'
 # PNG
 set terminal pngcairo size 900,460 font 'Sans,11' noenhanced background '#ffffff'
 set output 'buzz_figure7_self_bleu.png'
-set title "BUZZ Figure 7: Self-BLEU distance to the full cache vs KV cache budget"
-set xlabel "KV cache budget"
-set ylabel ""
-set cblabel "|Self-BLEU − Full|"
+set title 'BUZZ Figure 7: Self-BLEU distance to the full cache vs KV cache budget'
+set xlabel 'KV cache budget'
+set ylabel ''
+set cblabel '|Self-BLEU − Full|'
 set palette defined (0 '#ffffff', 1 '#fdd49e', 2 '#fc8d59', 3 '#b30000')
 set cbrange [0.04481847077:68.79863585]
-set xtics ("10%%" 0, "20%%" 1, "30%%" 2, "40%%" 3, "50%%" 4, "60%%" 5)
+set xtics ('10%%' 0, '20%%' 1, '30%%' 2, '40%%' 3, '50%%' 4, '60%%' 5)
 set xrange [-0.5:5.5]
 unset key
 set tics nomirror
 set style fill solid 1.0 noborder
-set ytics ("BUZZ" 0, "BUZZ (with logn)" 1, "H2O" 2, "StreamingLLM" 3)
+set ytics ('BUZZ' 0, 'BUZZ (with logn)' 1, 'H2O' 2, 'StreamingLLM' 3)
 set yrange [3.5:-0.5]
-plot "buzz_figure7_self_bleu.dat" index 0 using 1:2:(0.5):(0.5):3 with boxxyerror fc palette, \
+plot 'buzz_figure7_self_bleu.dat' index 0 using 1:2:(0.5):(0.5):3 with boxxyerror fc palette, \
      '' index 0 using 1:2:4 with labels font ',9'
 set output

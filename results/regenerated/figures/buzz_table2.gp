@@ -7,24 +7,24 @@ set encoding utf8
 # SVG
 set terminal svg size 900,520 dynamic noenhanced font 'Sans,12' background '#ffffff'
 set output 'buzz_table2.svg'
-set title "BUZZ Table 2: XSUM mean ROUGE (geometric mean of ROUGE-1/2/L, %) vs KV cache budget"
-set xlabel "KV cache budget (% of the full cache)"
-set ylabel "mean ROUGE (%)"
+set title 'BUZZ Table 2: XSUM mean ROUGE (geometric mean of ROUGE-1/2/L, %) vs KV cache budget'
+set xlabel 'KV cache budget (% of the full cache)'
+set ylabel 'mean ROUGE (%)'
 unset logscale x
 unset logscale y
 set grid ytics
 set key outside right top vertical Left reverse
 set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05
-plot "buzz_table2.dat" index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "BUZZ (ours)", \
-     '' index 0 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "BUZZ (paper)", \
-     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (ours)", \
-     '' index 0 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (paper)", \
-     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "H2O (ours)", \
-     '' index 0 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title "H2O (paper)", \
-     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (ours)", \
-     '' index 0 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (paper)", \
-     '' index 0 using 1:11 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#9467bd' title "Local (ours)", \
-     '' index 0 using 1:12 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#9467bd' title "Local (paper)"
+plot 'buzz_table2.dat' index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title 'BUZZ (ours)', \
+     '' index 0 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title 'BUZZ (paper)', \
+     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title 'BUZZ (with logn) (ours)', \
+     '' index 0 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title 'BUZZ (with logn) (paper)', \
+     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title 'H2O (ours)', \
+     '' index 0 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title 'H2O (paper)', \
+     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title 'StreamingLLM (ours)', \
+     '' index 0 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title 'StreamingLLM (paper)', \
+     '' index 0 using 1:11 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#9467bd' title 'Local (ours)', \
+     '' index 0 using 1:12 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#9467bd' title 'Local (paper)'
 set output
 reset
 set datafile separator "\t"
@@ -33,22 +33,22 @@ set datafile missing 'NaN'
 # PNG
 set terminal pngcairo size 900,520 font 'Sans,11' noenhanced background '#ffffff'
 set output 'buzz_table2.png'
-set title "BUZZ Table 2: XSUM mean ROUGE (geometric mean of ROUGE-1/2/L, %) vs KV cache budget"
-set xlabel "KV cache budget (% of the full cache)"
-set ylabel "mean ROUGE (%)"
+set title 'BUZZ Table 2: XSUM mean ROUGE (geometric mean of ROUGE-1/2/L, %) vs KV cache budget'
+set xlabel 'KV cache budget (% of the full cache)'
+set ylabel 'mean ROUGE (%)'
 unset logscale x
 unset logscale y
 set grid ytics
 set key outside right top vertical Left reverse
 set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05
-plot "buzz_table2.dat" index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "BUZZ (ours)", \
-     '' index 0 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "BUZZ (paper)", \
-     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (ours)", \
-     '' index 0 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (paper)", \
-     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "H2O (ours)", \
-     '' index 0 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title "H2O (paper)", \
-     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (ours)", \
-     '' index 0 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (paper)", \
-     '' index 0 using 1:11 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#9467bd' title "Local (ours)", \
-     '' index 0 using 1:12 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#9467bd' title "Local (paper)"
+plot 'buzz_table2.dat' index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title 'BUZZ (ours)', \
+     '' index 0 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title 'BUZZ (paper)', \
+     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title 'BUZZ (with logn) (ours)', \
+     '' index 0 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title 'BUZZ (with logn) (paper)', \
+     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title 'H2O (ours)', \
+     '' index 0 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title 'H2O (paper)', \
+     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title 'StreamingLLM (ours)', \
+     '' index 0 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title 'StreamingLLM (paper)', \
+     '' index 0 using 1:11 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#9467bd' title 'Local (ours)', \
+     '' index 0 using 1:12 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#9467bd' title 'Local (paper)'
 set output

@@ -7,24 +7,24 @@ set encoding utf8
 # SVG
 set terminal svg size 900,520 dynamic noenhanced font 'Sans,12' background '#ffffff'
 set output 'buzz_table3.svg'
-set title "BUZZ Table 3: WikiText perplexity at cache size 50 and 100"
-set xlabel "token position in the WikiText stream"
-set ylabel "NLL (nats), trailing mean over 32 tokens"
+set title 'BUZZ Table 3: WikiText perplexity at cache size 50 and 100'
+set xlabel 'token position in the WikiText stream'
+set ylabel 'NLL (nats), trailing mean over 32 tokens'
 unset logscale x
 unset logscale y
 set grid
 set key outside right top
-plot "buzz_table3.dat" index 0 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' title "BUZZ (Cache size 50)", \
-     '' index 1 using 1:2 with lines lw 1.5 lc rgb '#d62728' title "BUZZ (with logn) (Cache size 50)", \
-     '' index 2 using 1:2 with lines lw 1.5 lc rgb '#2ca02c' title "H2O (Cache size 50)", \
-     '' index 3 using 1:2 with lines lw 1.5 lc rgb '#ff7f0e' title "StreamingLLM (Cache size 50)", \
-     '' index 4 using 1:2 with lines lw 1.5 lc rgb '#9467bd' title "Local (Cache size 50)", \
-     '' index 5 using 1:2 with lines lw 1.5 lc rgb '#8c564b' title "Full", \
-     '' index 6 using 1:2 with lines lw 1.5 lc rgb '#e377c2' title "BUZZ (Cache size 100)", \
-     '' index 7 using 1:2 with lines lw 1.5 lc rgb '#7f7f7f' title "BUZZ (with logn) (Cache size 100)", \
-     '' index 8 using 1:2 with lines lw 1.5 lc rgb '#bcbd22' title "H2O (Cache size 100)", \
-     '' index 9 using 1:2 with lines lw 1.5 lc rgb '#17becf' title "StreamingLLM (Cache size 100)", \
-     '' index 10 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' title "Local (Cache size 100)"
+plot 'buzz_table3.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' title 'BUZZ (Cache size 50)', \
+     '' index 1 using 1:2 with lines lw 1.5 lc rgb '#d62728' title 'BUZZ (with logn) (Cache size 50)', \
+     '' index 2 using 1:2 with lines lw 1.5 lc rgb '#2ca02c' title 'H2O (Cache size 50)', \
+     '' index 3 using 1:2 with lines lw 1.5 lc rgb '#ff7f0e' title 'StreamingLLM (Cache size 50)', \
+     '' index 4 using 1:2 with lines lw 1.5 lc rgb '#9467bd' title 'Local (Cache size 50)', \
+     '' index 5 using 1:2 with lines lw 1.5 lc rgb '#8c564b' title 'Full', \
+     '' index 6 using 1:2 with lines lw 1.5 lc rgb '#e377c2' title 'BUZZ (Cache size 100)', \
+     '' index 7 using 1:2 with lines lw 1.5 lc rgb '#7f7f7f' title 'BUZZ (with logn) (Cache size 100)', \
+     '' index 8 using 1:2 with lines lw 1.5 lc rgb '#bcbd22' title 'H2O (Cache size 100)', \
+     '' index 9 using 1:2 with lines lw 1.5 lc rgb '#17becf' title 'StreamingLLM (Cache size 100)', \
+     '' index 10 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' title 'Local (Cache size 100)'
 set output
 reset
 set datafile separator "\t"
@@ -33,22 +33,22 @@ set datafile missing 'NaN'
 # PNG
 set terminal pngcairo size 900,520 font 'Sans,11' noenhanced background '#ffffff'
 set output 'buzz_table3.png'
-set title "BUZZ Table 3: WikiText perplexity at cache size 50 and 100"
-set xlabel "token position in the WikiText stream"
-set ylabel "NLL (nats), trailing mean over 32 tokens"
+set title 'BUZZ Table 3: WikiText perplexity at cache size 50 and 100'
+set xlabel 'token position in the WikiText stream'
+set ylabel 'NLL (nats), trailing mean over 32 tokens'
 unset logscale x
 unset logscale y
 set grid
 set key outside right top
-plot "buzz_table3.dat" index 0 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' title "BUZZ (Cache size 50)", \
-     '' index 1 using 1:2 with lines lw 1.5 lc rgb '#d62728' title "BUZZ (with logn) (Cache size 50)", \
-     '' index 2 using 1:2 with lines lw 1.5 lc rgb '#2ca02c' title "H2O (Cache size 50)", \
-     '' index 3 using 1:2 with lines lw 1.5 lc rgb '#ff7f0e' title "StreamingLLM (Cache size 50)", \
-     '' index 4 using 1:2 with lines lw 1.5 lc rgb '#9467bd' title "Local (Cache size 50)", \
-     '' index 5 using 1:2 with lines lw 1.5 lc rgb '#8c564b' title "Full", \
-     '' index 6 using 1:2 with lines lw 1.5 lc rgb '#e377c2' title "BUZZ (Cache size 100)", \
-     '' index 7 using 1:2 with lines lw 1.5 lc rgb '#7f7f7f' title "BUZZ (with logn) (Cache size 100)", \
-     '' index 8 using 1:2 with lines lw 1.5 lc rgb '#bcbd22' title "H2O (Cache size 100)", \
-     '' index 9 using 1:2 with lines lw 1.5 lc rgb '#17becf' title "StreamingLLM (Cache size 100)", \
-     '' index 10 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' title "Local (Cache size 100)"
+plot 'buzz_table3.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' title 'BUZZ (Cache size 50)', \
+     '' index 1 using 1:2 with lines lw 1.5 lc rgb '#d62728' title 'BUZZ (with logn) (Cache size 50)', \
+     '' index 2 using 1:2 with lines lw 1.5 lc rgb '#2ca02c' title 'H2O (Cache size 50)', \
+     '' index 3 using 1:2 with lines lw 1.5 lc rgb '#ff7f0e' title 'StreamingLLM (Cache size 50)', \
+     '' index 4 using 1:2 with lines lw 1.5 lc rgb '#9467bd' title 'Local (Cache size 50)', \
+     '' index 5 using 1:2 with lines lw 1.5 lc rgb '#8c564b' title 'Full', \
+     '' index 6 using 1:2 with lines lw 1.5 lc rgb '#e377c2' title 'BUZZ (Cache size 100)', \
+     '' index 7 using 1:2 with lines lw 1.5 lc rgb '#7f7f7f' title 'BUZZ (with logn) (Cache size 100)', \
+     '' index 8 using 1:2 with lines lw 1.5 lc rgb '#bcbd22' title 'H2O (Cache size 100)', \
+     '' index 9 using 1:2 with lines lw 1.5 lc rgb '#17becf' title 'StreamingLLM (Cache size 100)', \
+     '' index 10 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' title 'Local (Cache size 100)'
 set output

@@ -7,41 +7,41 @@ set encoding utf8
 # SVG
 set terminal svg size 1260,640 dynamic noenhanced font 'Sans,12' background '#ffffff'
 set output 'buzz_tableC.svg'
-set multiplot layout 1,3 title "BUZZ Appendix Table C: XSUM ROUGE-1/2/L vs KV cache budget (Llama-2-13B)"
-set xlabel "KV cache budget (%)"
-set ylabel "ROUGE (%)"
+set multiplot layout 1,3 title 'BUZZ Appendix Table C: XSUM ROUGE-1/2/L vs KV cache budget (Llama-2-13B)'
+set xlabel 'KV cache budget (%)'
+set ylabel 'ROUGE (%)'
 unset logscale x
 unset logscale y
 set grid ytics
 set key below horizontal maxcols 2 Left reverse
 set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05
-set title "ROUGE-1"
-plot "buzz_tableC.dat" index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "BUZZ (ours)", \
-     '' index 0 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "BUZZ (paper)", \
-     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (ours)", \
-     '' index 0 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (paper)", \
-     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "H2O (ours)", \
-     '' index 0 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title "H2O (paper)", \
-     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (ours)", \
-     '' index 0 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (paper)"
-set title "ROUGE-2"
-plot "buzz_tableC.dat" index 1 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "BUZZ (ours)", \
-     '' index 1 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "BUZZ (paper)", \
-     '' index 1 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (ours)", \
-     '' index 1 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (paper)", \
-     '' index 1 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "H2O (ours)", \
-     '' index 1 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title "H2O (paper)", \
-     '' index 1 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (ours)", \
-     '' index 1 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (paper)"
-set title "ROUGE-L"
-plot "buzz_tableC.dat" index 2 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "BUZZ (ours)", \
-     '' index 2 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "BUZZ (paper)", \
-     '' index 2 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (ours)", \
-     '' index 2 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (paper)", \
-     '' index 2 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "H2O (ours)", \
-     '' index 2 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title "H2O (paper)", \
-     '' index 2 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (ours)", \
-     '' index 2 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (paper)"
+set title 'ROUGE-1'
+plot 'buzz_tableC.dat' index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title 'BUZZ (ours)', \
+     '' index 0 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title 'BUZZ (paper)', \
+     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title 'BUZZ (with logn) (ours)', \
+     '' index 0 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title 'BUZZ (with logn) (paper)', \
+     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title 'H2O (ours)', \
+     '' index 0 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title 'H2O (paper)', \
+     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title 'StreamingLLM (ours)', \
+     '' index 0 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title 'StreamingLLM (paper)'
+set title 'ROUGE-2'
+plot 'buzz_tableC.dat' index 1 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title 'BUZZ (ours)', \
+     '' index 1 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title 'BUZZ (paper)', \
+     '' index 1 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title 'BUZZ (with logn) (ours)', \
+     '' index 1 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title 'BUZZ (with logn) (paper)', \
+     '' index 1 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title 'H2O (ours)', \
+     '' index 1 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title 'H2O (paper)', \
+     '' index 1 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title 'StreamingLLM (ours)', \
+     '' index 1 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title 'StreamingLLM (paper)'
+set title 'ROUGE-L'
+plot 'buzz_tableC.dat' index 2 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title 'BUZZ (ours)', \
+     '' index 2 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title 'BUZZ (paper)', \
+     '' index 2 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title 'BUZZ (with logn) (ours)', \
+     '' index 2 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title 'BUZZ (with logn) (paper)', \
+     '' index 2 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title 'H2O (ours)', \
+     '' index 2 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title 'H2O (paper)', \
+     '' index 2 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title 'StreamingLLM (ours)', \
+     '' index 2 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title 'StreamingLLM (paper)'
 unset multiplot
 set output
 reset
@@ -51,40 +51,40 @@ set datafile missing 'NaN'
 # PNG
 set terminal pngcairo size 1260,640 font 'Sans,11' noenhanced background '#ffffff'
 set output 'buzz_tableC.png'
-set multiplot layout 1,3 title "BUZZ Appendix Table C: XSUM ROUGE-1/2/L vs KV cache budget (Llama-2-13B)"
-set xlabel "KV cache budget (%)"
-set ylabel "ROUGE (%)"
+set multiplot layout 1,3 title 'BUZZ Appendix Table C: XSUM ROUGE-1/2/L vs KV cache budget (Llama-2-13B)'
+set xlabel 'KV cache budget (%)'
+set ylabel 'ROUGE (%)'
 unset logscale x
 unset logscale y
 set grid ytics
 set key below horizontal maxcols 2 Left reverse
 set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05
-set title "ROUGE-1"
-plot "buzz_tableC.dat" index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "BUZZ (ours)", \
-     '' index 0 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "BUZZ (paper)", \
-     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (ours)", \
-     '' index 0 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (paper)", \
-     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "H2O (ours)", \
-     '' index 0 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title "H2O (paper)", \
-     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (ours)", \
-     '' index 0 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (paper)"
-set title "ROUGE-2"
-plot "buzz_tableC.dat" index 1 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "BUZZ (ours)", \
-     '' index 1 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "BUZZ (paper)", \
-     '' index 1 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (ours)", \
-     '' index 1 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (paper)", \
-     '' index 1 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "H2O (ours)", \
-     '' index 1 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title "H2O (paper)", \
-     '' index 1 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (ours)", \
-     '' index 1 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (paper)"
-set title "ROUGE-L"
-plot "buzz_tableC.dat" index 2 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "BUZZ (ours)", \
-     '' index 2 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "BUZZ (paper)", \
-     '' index 2 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (ours)", \
-     '' index 2 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title "BUZZ (with logn) (paper)", \
-     '' index 2 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "H2O (ours)", \
-     '' index 2 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title "H2O (paper)", \
-     '' index 2 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (ours)", \
-     '' index 2 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title "StreamingLLM (paper)"
+set title 'ROUGE-1'
+plot 'buzz_tableC.dat' index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title 'BUZZ (ours)', \
+     '' index 0 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title 'BUZZ (paper)', \
+     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title 'BUZZ (with logn) (ours)', \
+     '' index 0 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title 'BUZZ (with logn) (paper)', \
+     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title 'H2O (ours)', \
+     '' index 0 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title 'H2O (paper)', \
+     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title 'StreamingLLM (ours)', \
+     '' index 0 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title 'StreamingLLM (paper)'
+set title 'ROUGE-2'
+plot 'buzz_tableC.dat' index 1 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title 'BUZZ (ours)', \
+     '' index 1 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title 'BUZZ (paper)', \
+     '' index 1 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title 'BUZZ (with logn) (ours)', \
+     '' index 1 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title 'BUZZ (with logn) (paper)', \
+     '' index 1 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title 'H2O (ours)', \
+     '' index 1 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title 'H2O (paper)', \
+     '' index 1 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title 'StreamingLLM (ours)', \
+     '' index 1 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title 'StreamingLLM (paper)'
+set title 'ROUGE-L'
+plot 'buzz_tableC.dat' index 2 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title 'BUZZ (ours)', \
+     '' index 2 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title 'BUZZ (paper)', \
+     '' index 2 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title 'BUZZ (with logn) (ours)', \
+     '' index 2 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title 'BUZZ (with logn) (paper)', \
+     '' index 2 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title 'H2O (ours)', \
+     '' index 2 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title 'H2O (paper)', \
+     '' index 2 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title 'StreamingLLM (ours)', \
+     '' index 2 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title 'StreamingLLM (paper)'
 unset multiplot
 set output

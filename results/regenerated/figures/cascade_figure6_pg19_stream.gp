@@ -7,15 +7,15 @@ set encoding utf8
 # SVG
 set terminal svg size 900,520 dynamic noenhanced font 'Sans,12' background '#ffffff'
 set output 'cascade_figure6_pg19_stream.svg'
-set title "Cascading KV cache Figure 6: PG19 perplexity along the stream (running average)"
-set xlabel "token position in the book"
-set ylabel "running perplexity"
+set title 'Cascading KV cache Figure 6: PG19 perplexity along the stream (running average)'
+set xlabel 'token position in the book'
+set ylabel 'running perplexity'
 unset logscale x
 unset logscale y
 set grid
 set key outside right top
-plot "cascade_figure6_pg19_stream.dat" index 0 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' title "Sink Cache", \
-     '' index 1 using 1:2 with lines lw 1.5 lc rgb '#d62728' title "Cascade (ours)"
+plot 'cascade_figure6_pg19_stream.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' title 'Sink Cache', \
+     '' index 1 using 1:2 with lines lw 1.5 lc rgb '#d62728' title 'Cascade (ours)'
 set output
 reset
 set datafile separator "\t"
@@ -24,13 +24,13 @@ set datafile missing 'NaN'
 # PNG
 set terminal pngcairo size 900,520 font 'Sans,11' noenhanced background '#ffffff'
 set output 'cascade_figure6_pg19_stream.png'
-set title "Cascading KV cache Figure 6: PG19 perplexity along the stream (running average)"
-set xlabel "token position in the book"
-set ylabel "running perplexity"
+set title 'Cascading KV cache Figure 6: PG19 perplexity along the stream (running average)'
+set xlabel 'token position in the book'
+set ylabel 'running perplexity'
 unset logscale x
 unset logscale y
 set grid
 set key outside right top
-plot "cascade_figure6_pg19_stream.dat" index 0 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' title "Sink Cache", \
-     '' index 1 using 1:2 with lines lw 1.5 lc rgb '#d62728' title "Cascade (ours)"
+plot 'cascade_figure6_pg19_stream.dat' index 0 using 1:2 with lines lw 1.5 lc rgb '#1f77b4' title 'Sink Cache', \
+     '' index 1 using 1:2 with lines lw 1.5 lc rgb '#d62728' title 'Cascade (ours)'
 set output

@@ -7,26 +7,26 @@ set encoding utf8
 # SVG
 set terminal svg size 960,420 dynamic noenhanced font 'Sans,12' background '#ffffff'
 set output 'kvec_needle_heatmap.svg'
-set multiplot layout 1,2 title "Needle in a haystack: retrieval score by context length and needle depth (SnapKV vs K-VEC)"
-set xlabel "context length (tokens)"
-set ylabel "needle depth"
-set cblabel "needle depth"
+set multiplot layout 1,2 title 'Needle in a haystack: retrieval score by context length and needle depth (SnapKV vs K-VEC)'
+set xlabel 'context length (tokens)'
+set ylabel 'needle depth'
+set cblabel 'needle depth'
 set palette defined (0 '#d73027', 1 '#fee08b', 2 '#1a9850')
 set cbrange [0:9.090909091]
-set xtics ("256" 0, "384" 1, "512" 2)
+set xtics ('256' 0, '384' 1, '512' 2)
 set xrange [-0.5:2.5]
 unset key
 set tics nomirror
 set style fill solid 1.0 noborder
-set title "SnapKV"
-set ytics ("0%%" 0, "25%%" 1, "50%%" 2, "75%%" 3, "100%%" 4)
+set title 'SnapKV'
+set ytics ('0%%' 0, '25%%' 1, '50%%' 2, '75%%' 3, '100%%' 4)
 set yrange [4.5:-0.5]
-plot "kvec_needle_heatmap.dat" index 0 using 1:2:(0.5):(0.5):3 with boxxyerror fc palette, \
+plot 'kvec_needle_heatmap.dat' index 0 using 1:2:(0.5):(0.5):3 with boxxyerror fc palette, \
      '' index 0 using 1:2:4 with labels font ',9'
-set title "K-VEC"
-set ytics ("0%%" 0, "25%%" 1, "50%%" 2, "75%%" 3, "100%%" 4)
+set title 'K-VEC'
+set ytics ('0%%' 0, '25%%' 1, '50%%' 2, '75%%' 3, '100%%' 4)
 set yrange [4.5:-0.5]
-plot "kvec_needle_heatmap.dat" index 1 using 1:2:(0.5):(0.5):3 with boxxyerror fc palette, \
+plot 'kvec_needle_heatmap.dat' index 1 using 1:2:(0.5):(0.5):3 with boxxyerror fc palette, \
      '' index 1 using 1:2:4 with labels font ',9'
 unset multiplot
 set output
@@ -37,26 +37,26 @@ set datafile missing 'NaN'
 # PNG
 set terminal pngcairo size 960,420 font 'Sans,11' noenhanced background '#ffffff'
 set output 'kvec_needle_heatmap.png'
-set multiplot layout 1,2 title "Needle in a haystack: retrieval score by context length and needle depth (SnapKV vs K-VEC)"
-set xlabel "context length (tokens)"
-set ylabel "needle depth"
-set cblabel "needle depth"
+set multiplot layout 1,2 title 'Needle in a haystack: retrieval score by context length and needle depth (SnapKV vs K-VEC)'
+set xlabel 'context length (tokens)'
+set ylabel 'needle depth'
+set cblabel 'needle depth'
 set palette defined (0 '#d73027', 1 '#fee08b', 2 '#1a9850')
 set cbrange [0:9.090909091]
-set xtics ("256" 0, "384" 1, "512" 2)
+set xtics ('256' 0, '384' 1, '512' 2)
 set xrange [-0.5:2.5]
 unset key
 set tics nomirror
 set style fill solid 1.0 noborder
-set title "SnapKV"
-set ytics ("0%%" 0, "25%%" 1, "50%%" 2, "75%%" 3, "100%%" 4)
+set title 'SnapKV'
+set ytics ('0%%' 0, '25%%' 1, '50%%' 2, '75%%' 3, '100%%' 4)
 set yrange [4.5:-0.5]
-plot "kvec_needle_heatmap.dat" index 0 using 1:2:(0.5):(0.5):3 with boxxyerror fc palette, \
+plot 'kvec_needle_heatmap.dat' index 0 using 1:2:(0.5):(0.5):3 with boxxyerror fc palette, \
      '' index 0 using 1:2:4 with labels font ',9'
-set title "K-VEC"
-set ytics ("0%%" 0, "25%%" 1, "50%%" 2, "75%%" 3, "100%%" 4)
+set title 'K-VEC'
+set ytics ('0%%' 0, '25%%' 1, '50%%' 2, '75%%' 3, '100%%' 4)
 set yrange [4.5:-0.5]
-plot "kvec_needle_heatmap.dat" index 1 using 1:2:(0.5):(0.5):3 with boxxyerror fc palette, \
+plot 'kvec_needle_heatmap.dat' index 1 using 1:2:(0.5):(0.5):3 with boxxyerror fc palette, \
      '' index 1 using 1:2:4 with labels font ',9'
 unset multiplot
 set output

@@ -7,22 +7,22 @@ set encoding utf8
 # SVG
 set terminal svg size 900,520 dynamic noenhanced font 'Sans,12' background '#ffffff'
 set output 'kvec_table7_coverage_drop.svg'
-set title "K-VEC Table 7: drop in token coverage vs eviction rate"
-set xlabel "eviction rate"
-set ylabel "coverage drop (%)"
+set title 'K-VEC Table 7: drop in token coverage vs eviction rate'
+set xlabel 'eviction rate'
+set ylabel 'coverage drop (%)'
 unset logscale x
 unset logscale y
 set grid ytics
 set key outside right top vertical Left reverse
 set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05
-plot "kvec_table7_coverage_drop.dat" index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "Pyramid (ours)", \
-     '' index 0 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "Pyramid (paper)", \
-     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "SnapKV (ours)", \
-     '' index 0 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title "SnapKV (paper)", \
-     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "Ada-SnapKV (ours)", \
-     '' index 0 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title "Ada-SnapKV (paper)", \
-     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "K-VEC (ours)", \
-     '' index 0 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title "K-VEC (paper)"
+plot 'kvec_table7_coverage_drop.dat' index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title 'Pyramid (ours)', \
+     '' index 0 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title 'Pyramid (paper)', \
+     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title 'SnapKV (ours)', \
+     '' index 0 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title 'SnapKV (paper)', \
+     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title 'Ada-SnapKV (ours)', \
+     '' index 0 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title 'Ada-SnapKV (paper)', \
+     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title 'K-VEC (ours)', \
+     '' index 0 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title 'K-VEC (paper)'
 set output
 reset
 set datafile separator "\t"
@@ -31,20 +31,20 @@ set datafile missing 'NaN'
 # PNG
 set terminal pngcairo size 900,520 font 'Sans,11' noenhanced background '#ffffff'
 set output 'kvec_table7_coverage_drop.png'
-set title "K-VEC Table 7: drop in token coverage vs eviction rate"
-set xlabel "eviction rate"
-set ylabel "coverage drop (%)"
+set title 'K-VEC Table 7: drop in token coverage vs eviction rate'
+set xlabel 'eviction rate'
+set ylabel 'coverage drop (%)'
 unset logscale x
 unset logscale y
 set grid ytics
 set key outside right top vertical Left reverse
 set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05
-plot "kvec_table7_coverage_drop.dat" index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "Pyramid (ours)", \
-     '' index 0 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title "Pyramid (paper)", \
-     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "SnapKV (ours)", \
-     '' index 0 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title "SnapKV (paper)", \
-     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "Ada-SnapKV (ours)", \
-     '' index 0 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title "Ada-SnapKV (paper)", \
-     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "K-VEC (ours)", \
-     '' index 0 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title "K-VEC (paper)"
+plot 'kvec_table7_coverage_drop.dat' index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title 'Pyramid (ours)', \
+     '' index 0 using 1:4 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#1f77b4' title 'Pyramid (paper)', \
+     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title 'SnapKV (ours)', \
+     '' index 0 using 1:6 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#d62728' title 'SnapKV (paper)', \
+     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title 'Ada-SnapKV (ours)', \
+     '' index 0 using 1:8 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#2ca02c' title 'Ada-SnapKV (paper)', \
+     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title 'K-VEC (ours)', \
+     '' index 0 using 1:10 with linespoints dt 2 lw 1.5 pt 6 ps 0.8 lc rgb '#ff7f0e' title 'K-VEC (paper)'
 set output

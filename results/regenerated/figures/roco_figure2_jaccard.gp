@@ -7,18 +7,18 @@ set encoding utf8
 # SVG
 set terminal svg size 900,520 dynamic noenhanced font 'Sans,12' background '#ffffff'
 set output 'roco_figure2_jaccard.svg'
-set title "RoCo Figure 2: Jaccard similarity of the kept tokens with the full-cache top-B"
-set xlabel "KV cache budget rate"
-set ylabel "Jaccard similarity"
+set title 'RoCo Figure 2: Jaccard similarity of the kept tokens with the full-cache top-B'
+set xlabel 'KV cache budget rate'
+set ylabel 'Jaccard similarity'
 unset logscale x
 unset logscale y
 set grid ytics
 set key outside right top vertical Left reverse
 set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05
-plot "roco_figure2_jaccard.dat" index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "AAS (H2O)", \
-     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "AQAS (ScissorHands)", \
-     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "LTAS (TOVA)", \
-     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "MAS (RoCo)"
+plot 'roco_figure2_jaccard.dat' index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title 'AAS (H2O)', \
+     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title 'AQAS (ScissorHands)', \
+     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title 'LTAS (TOVA)', \
+     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title 'MAS (RoCo)'
 set output
 reset
 set datafile separator "\t"
@@ -27,16 +27,16 @@ set datafile missing 'NaN'
 # PNG
 set terminal pngcairo size 900,520 font 'Sans,11' noenhanced background '#ffffff'
 set output 'roco_figure2_jaccard.png'
-set title "RoCo Figure 2: Jaccard similarity of the kept tokens with the full-cache top-B"
-set xlabel "KV cache budget rate"
-set ylabel "Jaccard similarity"
+set title 'RoCo Figure 2: Jaccard similarity of the kept tokens with the full-cache top-B'
+set xlabel 'KV cache budget rate'
+set ylabel 'Jaccard similarity'
 unset logscale x
 unset logscale y
 set grid ytics
 set key outside right top vertical Left reverse
 set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05
-plot "roco_figure2_jaccard.dat" index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "AAS (H2O)", \
-     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "AQAS (ScissorHands)", \
-     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "LTAS (TOVA)", \
-     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "MAS (RoCo)"
+plot 'roco_figure2_jaccard.dat' index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title 'AAS (H2O)', \
+     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title 'AQAS (ScissorHands)', \
+     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title 'LTAS (TOVA)', \
+     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title 'MAS (RoCo)'
 set output

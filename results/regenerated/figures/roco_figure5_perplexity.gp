@@ -7,20 +7,20 @@ set encoding utf8
 # SVG
 set terminal svg size 900,520 dynamic noenhanced font 'Sans,12' background '#ffffff'
 set output 'roco_figure5_perplexity.svg'
-set title "RoCo Figure 5: language-modelling perplexity vs KV cache budget"
-set xlabel "KV cache budget rate"
-set ylabel "perplexity"
+set title 'RoCo Figure 5: language-modelling perplexity vs KV cache budget'
+set xlabel 'KV cache budget rate'
+set ylabel 'perplexity'
 unset logscale x
 set logscale y
 set grid ytics
 set key outside right top vertical Left reverse
 set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05
-plot "roco_figure5_perplexity.dat" index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "Random", \
-     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "StreamLLM", \
-     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "ScissorHands", \
-     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "H2O", \
-     '' index 0 using 1:11 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#9467bd' title "TOVA", \
-     '' index 0 using 1:13 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#8c564b' title "RoCo"
+plot 'roco_figure5_perplexity.dat' index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title 'Random', \
+     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title 'StreamLLM', \
+     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title 'ScissorHands', \
+     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title 'H2O', \
+     '' index 0 using 1:11 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#9467bd' title 'TOVA', \
+     '' index 0 using 1:13 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#8c564b' title 'RoCo'
 set output
 reset
 set datafile separator "\t"
@@ -29,18 +29,18 @@ set datafile missing 'NaN'
 # PNG
 set terminal pngcairo size 900,520 font 'Sans,11' noenhanced background '#ffffff'
 set output 'roco_figure5_perplexity.png'
-set title "RoCo Figure 5: language-modelling perplexity vs KV cache budget"
-set xlabel "KV cache budget rate"
-set ylabel "perplexity"
+set title 'RoCo Figure 5: language-modelling perplexity vs KV cache budget'
+set xlabel 'KV cache budget rate'
+set ylabel 'perplexity'
 unset logscale x
 set logscale y
 set grid ytics
 set key outside right top vertical Left reverse
 set offsets graph 0.03, graph 0.03, graph 0.05, graph 0.05
-plot "roco_figure5_perplexity.dat" index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title "Random", \
-     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title "StreamLLM", \
-     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title "ScissorHands", \
-     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title "H2O", \
-     '' index 0 using 1:11 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#9467bd' title "TOVA", \
-     '' index 0 using 1:13 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#8c564b' title "RoCo"
+plot 'roco_figure5_perplexity.dat' index 0 using 1:3 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#1f77b4' title 'Random', \
+     '' index 0 using 1:5 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#d62728' title 'StreamLLM', \
+     '' index 0 using 1:7 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#2ca02c' title 'ScissorHands', \
+     '' index 0 using 1:9 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#ff7f0e' title 'H2O', \
+     '' index 0 using 1:11 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#9467bd' title 'TOVA', \
+     '' index 0 using 1:13 with linespoints lw 2 pt 7 ps 0.8 lc rgb '#8c564b' title 'RoCo'
 set output
