@@ -59,7 +59,7 @@ TEST(Roco, NeverEvictsATopRStdTokenOnRandomStreams) {
   std::mt19937_64 rng(11);
   for (int trial = 0; trial < 4; ++trial) {
     const int64_t budget = 12 + 4 * trial, heads = 2;
-    auto policy = make_policy("roco");
+    auto policy = make_policy("roco", {{"scope", "std"}});  // the paper's rule
     policy->begin(info_for(heads, budget, trial));
     LayerCache cache(heads, 2, torch::kFloat32);
     for (int64_t p = 0; p < 80; ++p) {
@@ -91,7 +91,7 @@ TEST(Roco, EvictsTheLowestMeanInsideTheStdScope) {
   // Budget 4, r = 2, five slots. Slot 0 has the lowest mean but the largest std: protected.
   // Slot 3 the second largest std: protected. Among {1, 2, 4} the lowest mean is slot 2 (sum 0.6
   // over 6 queries = 0.1) although slot 4 has the lowest sum (0.2 over 1 query = 0.2).
-  auto policy = make_policy("roco");
+  auto policy = make_policy("roco", {{"scope", "std"}});  // the paper's rule
   policy->begin(info_for(1, 4));
   LayerCache cache(1, 2, torch::kFloat32);
   append(cache, 0, 5);
@@ -100,7 +100,7 @@ TEST(Roco, EvictsTheLowestMeanInsideTheStdScope) {
   policy->compress(0, cache, Phase::kDecode);
   EXPECT_EQ(kept(cache, 0), (std::set<int64_t>{0, 1, 3, 4}));
   // With AAS (sum) instead of MAS, slot 4 (smallest sum) would go: the grid really changes the choice.
-  auto aas = make_policy("roco", {{"importance", "aas"}});
+  auto aas = make_policy("roco", {{"importance", "aas"}, {"scope", "std"}});
   aas->begin(info_for(1, 4));
   LayerCache other(1, 2, torch::kFloat32);
   append(other, 0, 5);
