@@ -5,8 +5,11 @@
 namespace kvbench::params {
 namespace {
 
+// No value to show: the task computes the default from other settings (the help says how).
+bool is_computed(const Param& p) { return p.default_value.is_null() && !p.nullable; }
+
 std::string default_text(const Param& p) {
-  return p.default_value.is_null() && !p.nullable ? "computed" : p.default_value.dump();
+  return is_computed(p) ? "computed" : p.default_value.dump();
 }
 
 // The constraint beyond the type: "1..100", ">= 0", "max | avg".
@@ -73,7 +76,7 @@ std::string markdown_table(const Params& params) {
     std::string type = p.type_name() + (p.nullable ? " or null" : "");
     if (!constraint.empty()) type += ", " + constraint;
     out << "| `" << p.name << "` | " << cell(type) << " | "
-        << cell(p.default_value.is_null() && !p.nullable ? "computed" : "`" + p.default_value.dump() + "`") << " | "
+        << cell(is_computed(p) ? "computed" : "`" + p.default_value.dump() + "`") << " | "
         << cell(p.help) << " |\n";
   }
   return out.str();
