@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "models/tokenizer.hpp"
+#include "tokenizers/tokenizer.hpp"
 
 namespace {
 

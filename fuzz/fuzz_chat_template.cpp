@@ -1,4 +1,4 @@
-// fuzz-sources: jinja/access.cpp jinja/arguments.cpp jinja/evaluator.cpp jinja/filters.cpp jinja/json_dumps.cpp jinja/lexer.cpp jinja/limits.cpp jinja/operators.cpp jinja/parser.cpp jinja/template.cpp jinja/tests.cpp jinja/utf8.cpp jinja/value.cpp
+// fuzz-sources: jinja/access.cpp jinja/arguments.cpp jinja/evaluator.cpp jinja/filters.cpp jinja/filters_number.cpp jinja/filters_sequence.cpp jinja/filters_string.cpp jinja/json_dumps.cpp jinja/lexer.cpp jinja/limits.cpp jinja/operators.cpp jinja/parser.cpp jinja/parser_expressions.cpp jinja/string_methods.cpp jinja/template.cpp jinja/tests.cpp jinja/utf8.cpp jinja/value.cpp
 // libFuzzer target: any bytes as a chat template, parsed and rendered with a small conversation.
 // Template errors (syntax, runtime, raise_exception) are expected; anything else — a crash, an
 // exception of another type, a sanitizer report — is a bug.

@@ -1,11 +1,11 @@
 // Hugging Face config.json -> ModelConfig (every field, rope_scaling/rope_parameters variants).
-// fuzz-sources: models/hf_config.cpp models/model_json.cpp datasets/json_parse.cpp datasets/regular_file.cpp
+// fuzz-sources: models/hf_config.cpp tokenizers/model_json.cpp datasets/json_parse.cpp datasets/regular_file.cpp
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 #include "models/hf_config.hpp"
-#include "models/model_error.hpp"
+#include "tokenizers/model_error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {

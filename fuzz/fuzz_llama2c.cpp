@@ -7,7 +7,7 @@
 
 #include "fuzz/fuzz_input_file.hpp"
 #include "models/llama2c_loader.hpp"
-#include "models/model_error.hpp"
+#include "tokenizers/model_error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   kvbench::fuzz::InputFile file(data, size);

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "fuzz/fuzz_input_file.hpp"
-#include "models/model_error.hpp"
+#include "tokenizers/model_error.hpp"
 #include "models/safetensors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

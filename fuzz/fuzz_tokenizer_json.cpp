@@ -1,4 +1,4 @@
-// fuzz-sources: models/hf_tokenizer.cpp models/hf_tokenizer_json.cpp models/bpe_model.cpp models/hf_normalizer.cpp models/hf_pre_tokenizer.cpp models/hf_post_processor.cpp models/hf_decoder.cpp models/added_vocabulary.cpp models/json_fields.cpp models/onig_regex.cpp models/utf8_text.cpp models/byte_level.cpp models/model_json.cpp datasets/json_parse.cpp datasets/regular_file.cpp
+// fuzz-sources: tokenizers/hf_tokenizer.cpp tokenizers/hf_tokenizer_json.cpp tokenizers/bpe_model.cpp tokenizers/hf_normalizer.cpp tokenizers/hf_pre_tokenizer.cpp tokenizers/hf_post_processor.cpp tokenizers/hf_decoder.cpp tokenizers/added_vocabulary.cpp tokenizers/json_fields.cpp tokenizers/onig_regex.cpp tokenizers/utf8_text.cpp tokenizers/byte_level.cpp tokenizers/model_json.cpp datasets/json_parse.cpp datasets/regular_file.cpp
 // libFuzzer target: arbitrary bytes as a tokenizer.json. Loading must either succeed or throw
 // ModelLoadError (or an exception for an input the tokenizer rejects) — never crash,
 // hang or read out of bounds; a tokenizer that loads must encode and decode a few texts.
@@ -9,8 +9,8 @@
 #include <fstream>
 #include <string>
 
-#include "models/hf_tokenizer.hpp"
-#include "models/model_error.hpp"
+#include "tokenizers/hf_tokenizer.hpp"
+#include "tokenizers/model_error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::string path = "/tmp/kvbench_fuzz_tokenizer_" + std::to_string(::getpid()) + ".json";

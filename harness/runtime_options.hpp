@@ -9,7 +9,7 @@
 
 #include "models/inference_session.hpp"
 #include "models/model_loader.hpp"
-#include "models/tokenizer.hpp"
+#include "tokenizers/tokenizer.hpp"
 #include "models/transformer.hpp"
 #include "policies/policy.hpp"
 

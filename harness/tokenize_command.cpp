@@ -8,7 +8,7 @@
 
 #include "datasets/jsonl_reader.hpp"
 #include "harness/command.hpp"
-#include "models/tokenizer.hpp"
+#include "tokenizers/tokenizer.hpp"
 
 namespace kvbench::harness {
 namespace {

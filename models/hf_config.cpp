@@ -8,8 +8,8 @@
 
 #include "datasets/json_parse.hpp"
 #include "datasets/regular_file.hpp"
-#include "models/model_error.hpp"
-#include "models/model_json.hpp"
+#include "tokenizers/model_error.hpp"
+#include "tokenizers/model_json.hpp"
 
 namespace kvbench::models {
 namespace {

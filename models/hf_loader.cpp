@@ -4,7 +4,7 @@
 
 #include "models/hf_config.hpp"
 #include "models/hf_tensor_source.hpp"
-#include "models/model_error.hpp"
+#include "tokenizers/model_error.hpp"
 
 namespace kvbench::models {
 namespace fs = std::filesystem;

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "datasets/json_parse.hpp"
-#include "models/model_error.hpp"
+#include "tokenizers/model_error.hpp"
 
 namespace kvbench::models {
 namespace fs = std::filesystem;

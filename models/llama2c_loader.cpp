@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "datasets/regular_file.hpp"
-#include "models/model_error.hpp"
+#include "tokenizers/model_error.hpp"
 
 namespace kvbench::models {
 namespace {

@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "models/model_error.hpp"
+#include "tokenizers/model_error.hpp"
 
 namespace kvbench::models {
 

@@ -4,7 +4,7 @@
 #include <map>
 #include <mutex>
 
-#include "models/model_error.hpp"
+#include "tokenizers/model_error.hpp"
 
 namespace kvbench::models {
 namespace fs = std::filesystem;

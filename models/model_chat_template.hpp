@@ -9,7 +9,7 @@
 #include <string>
 
 #include "jinja/template.hpp"
-#include "models/tokenizer_config.hpp"
+#include "tokenizers/tokenizer_config.hpp"
 
 namespace kvbench::models {
 

@@ -5,8 +5,8 @@
 #include "datasets/regular_file.hpp"
 #include "models/hf_loader.hpp"
 #include "models/llama2c_loader.hpp"
-#include "models/model_error.hpp"
-#include "models/tokenizer.hpp"
+#include "tokenizers/model_error.hpp"
+#include "tokenizers/tokenizer.hpp"
 #include "models/weight_checks.hpp"
 
 namespace kvbench::models {
@@ -66,7 +66,7 @@ LoadedModel locate_model(const std::string& path_in, const std::string& tokenize
     m.weights_path = path;
     m.weight_files = hf_weight_files(path);
     m.weight_files.insert(m.weight_files.begin(), (fs::path(path) / "config.json").string());
-    // tokenizer.json when present, else tokenizer.model (models/tokenizer.hpp).
+    // tokenizer.json when present, else tokenizer.model (tokenizers/tokenizer.hpp).
     m.tokenizer_path = resolve_tokenizer_file(tokenizer.empty() ? path : tokenizer);  // a regular file
     for (const auto& file : m.weight_files)
       if (fs::exists(file)) require_regular(file, "weight file");

@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "models/model_error.hpp"
+#include "tokenizers/model_error.hpp"
 
 namespace kvbench::models {
 namespace {

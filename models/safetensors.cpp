@@ -9,7 +9,7 @@
 #include <limits>
 
 #include "datasets/json_parse.hpp"
-#include "models/model_error.hpp"
+#include "tokenizers/model_error.hpp"
 
 namespace kvbench::models {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "models/attention.hpp"
 #include "models/cpu_kernels.hpp"
-#include "models/model_error.hpp"
+#include "tokenizers/model_error.hpp"
 #include "policies/gqa_mode.hpp"
 
 namespace kvbench::models {

@@ -1,6 +1,6 @@
 #include "models/weight_checks.hpp"
 
-#include "models/model_error.hpp"
+#include "tokenizers/model_error.hpp"
 
 namespace kvbench::models {
 namespace {

@@ -3,7 +3,7 @@
 #include <stdexcept>
 
 #include "models/model_chat_template.hpp"
-#include "models/tokenizer.hpp"
+#include "tokenizers/tokenizer.hpp"
 
 namespace kvbench::tasks {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "datasets/jsonl_reader.hpp"
-#include "models/tokenizer.hpp"
+#include "tokenizers/tokenizer.hpp"
 
 namespace kvbench::tasks::longbench {
 

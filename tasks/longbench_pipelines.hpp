@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "datasets/jsonl_reader.hpp"
-#include "models/tokenizer.hpp"
+#include "tokenizers/tokenizer.hpp"
 #include "tasks/longbench.hpp"
 
 namespace kvbench::tasks::longbench {

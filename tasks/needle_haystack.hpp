@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "models/tokenizer.hpp"
+#include "tokenizers/tokenizer.hpp"
 
 namespace kvbench::tasks {
 

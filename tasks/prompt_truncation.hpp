@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "models/tokenizer.hpp"
+#include "tokenizers/tokenizer.hpp"
 
 namespace kvbench::tasks {
 

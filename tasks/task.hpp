@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "models/inference_session.hpp"
-#include "models/tokenizer.hpp"
+#include "tokenizers/tokenizer.hpp"
 #include "models/transformer.hpp"
 #include "policies/policy.hpp"
 #include "tasks/run_task.hpp"

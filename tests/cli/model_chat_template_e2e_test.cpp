@@ -13,7 +13,7 @@
 #include "cli/run_binary.hpp"
 #include "harness/temp_dir.hpp"
 #include "models/safetensors.hpp"
-#include "models/tokenizer.hpp"
+#include "tokenizers/tokenizer.hpp"
 
 namespace kvbench::testing {
 namespace {
@@ -69,8 +69,8 @@ nlohmann::json only_result(const std::string& dir) {
 class ModelChatTemplateEndToEnd : public ::testing::TestWithParam<TinySpec> {};
 
 TEST_P(ModelChatTemplateEndToEnd, LongBenchRunsWithTheModelsOwnTemplate) {
-#if !__has_include("models/hf_tokenizer.hpp")
-  GTEST_SKIP() << "needs the tokenizer.json tokenizer (issue #11, the tok branch: models/hf_tokenizer.hpp), "
+#if !__has_include("tokenizers/hf_tokenizer.hpp")
+  GTEST_SKIP() << "needs the tokenizer.json tokenizer (issue #11, the tok branch: tokenizers/hf_tokenizer.hpp), "
                   "which these checkpoints use";
 #endif
   const TinySpec& s = GetParam();

@@ -10,7 +10,7 @@
 #include <functional>
 #include <limits>
 
-#include "models/model_error.hpp"
+#include "tokenizers/model_error.hpp"
 #include "models/model_loader.hpp"
 #include "models/safetensors.hpp"
 #include "model_load_error.hpp"

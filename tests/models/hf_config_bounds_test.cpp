@@ -7,7 +7,7 @@
 #include <string>
 
 #include "models/hf_config.hpp"
-#include "models/model_error.hpp"
+#include "tokenizers/model_error.hpp"
 
 namespace kvbench::models {
 namespace {

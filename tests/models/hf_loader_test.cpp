@@ -10,7 +10,7 @@
 #include <limits>
 
 #include "models/hf_config.hpp"
-#include "models/model_error.hpp"
+#include "tokenizers/model_error.hpp"
 #include "models/model_loader.hpp"
 #include "models/safetensors.hpp"
 #include "models/transformer.hpp"

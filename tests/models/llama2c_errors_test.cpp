@@ -6,7 +6,7 @@
 #include <fstream>
 
 #include "models/llama2c_loader.hpp"
-#include "models/model_error.hpp"
+#include "tokenizers/model_error.hpp"
 #include "models/model_loader.hpp"
 #include "scratch_dirs.hpp"
 

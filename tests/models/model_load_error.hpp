@@ -2,7 +2,7 @@
 // What load_model says of a checkpoint: its ModelLoadError's message, or "(no error)".
 #include <string>
 
-#include "models/model_error.hpp"
+#include "tokenizers/model_error.hpp"
 #include "models/model_loader.hpp"
 
 namespace kvbench::testing {

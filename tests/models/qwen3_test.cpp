@@ -11,7 +11,7 @@
 
 #include "harness/file_tree.hpp"
 #include "models/inference_session.hpp"
-#include "models/model_error.hpp"
+#include "tokenizers/model_error.hpp"
 #include "models/model_loader.hpp"
 #include "models/safetensors.hpp"
 #include "models/transformer.hpp"

@@ -12,7 +12,7 @@
 #include <future>
 
 #include "models/device_options.hpp"
-#include "models/model_error.hpp"
+#include "tokenizers/model_error.hpp"
 #include "models/model_loader.hpp"
 #include "models/weight_checks.hpp"
 #include "error_text.hpp"

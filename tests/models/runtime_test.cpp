@@ -11,7 +11,7 @@
 #include "models/generation.hpp"
 #include "models/model_loader.hpp"
 #include "models/sampler.hpp"
-#include "models/tokenizer.hpp"
+#include "tokenizers/tokenizer.hpp"
 #include "models/transformer.hpp"
 
 namespace kvbench::models {

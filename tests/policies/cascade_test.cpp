@@ -250,7 +250,7 @@ TEST(Cascade, AblationsKeepTheBudgetOnTheRealModel) {
 
 #include "datasets/text_reader.hpp"
 #include "models/perplexity.hpp"
-#include "models/tokenizer.hpp"
+#include "tokenizers/tokenizer.hpp"
 
 namespace kvbench::policies {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "harness/file_tree.hpp"
 #include "models/model_loader.hpp"
-#include "models/tokenizer.hpp"
+#include "tokenizers/tokenizer.hpp"
 #include "tasks/golden_prompts_b.hpp"
 #include "tasks/run_task.hpp"
 

@@ -9,7 +9,7 @@
 #include "metrics/longbench_metrics.hpp"
 #include "models/model_loader.hpp"
 #include "models/transformer.hpp"
-#include "models/tokenizer.hpp"
+#include "tokenizers/tokenizer.hpp"
 #include "task_fixtures.hpp"
 #include "tasks/chat_template.hpp"
 #include "tasks/engines/generation_engine.hpp"

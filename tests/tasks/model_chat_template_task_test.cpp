@@ -8,7 +8,7 @@
 #include <filesystem>
 
 #include "models/model_loader.hpp"
-#include "models/tokenizer.hpp"
+#include "tokenizers/tokenizer.hpp"
 #include "task_fixtures.hpp"
 #include "datasets/jsonl_reader.hpp"
 #include "tasks/chat_template.hpp"

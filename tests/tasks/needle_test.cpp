@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "models/model_loader.hpp"
-#include "models/tokenizer.hpp"
+#include "tokenizers/tokenizer.hpp"
 #include "tasks/needle_haystack.hpp"
 #include "tasks/run_task.hpp"
 #include "tasks/golden_prompts_b.hpp"

@@ -13,7 +13,7 @@
 #include "harness/file_tree.hpp"
 #include "models/model_loader.hpp"
 #include "models/perplexity.hpp"
-#include "models/tokenizer.hpp"
+#include "tokenizers/tokenizer.hpp"
 #include "golden_prompts_b.hpp"
 #include "task_fixtures.hpp"
 #include "tasks/perplexity_data.hpp"

@@ -12,7 +12,7 @@
 #include "datasets/sha256.hpp"
 #include "metrics/unicode.hpp"
 #include "models/model_loader.hpp"
-#include "models/tokenizer.hpp"
+#include "tokenizers/tokenizer.hpp"
 #include "tasks/chat_template.hpp"
 #include "tasks/longbench_pipelines.hpp"
 #include "tasks/multidoc_qa_data.hpp"

@@ -9,7 +9,7 @@
 #include "metrics/rouge_pltrdy.hpp"
 #include "metrics/rouge_score.hpp"
 #include "models/model_loader.hpp"
-#include "models/tokenizer.hpp"
+#include "tokenizers/tokenizer.hpp"
 #include "golden_prompts_b.hpp"
 #include "task_fixtures.hpp"
 #include "tasks/prompt_truncation.hpp"

@@ -3,7 +3,7 @@
 // patterns, Metaspace and the sentencepiece-style Prepend/Replace/Fuse/Strip steps,
 // add_prefix_space, ignore_merges, templates, added-token lstrip/rstrip/single_word/
 // normalized): each against Hugging Face tokenizers' own output (tests/fixtures/tokenizers).
-#include "models/hf_tokenizer.hpp"
+#include "tokenizers/hf_tokenizer.hpp"
 #include "tokenizers/tokenizer_test_support.hpp"
 
 namespace kvbench::testing {

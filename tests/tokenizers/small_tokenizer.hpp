@@ -1,6 +1,6 @@
 #pragma once
 // A small valid tokenizer.json for the tests of bad files, and what loading a variant of it says.
-#include "models/model_error.hpp"
+#include "tokenizers/model_error.hpp"
 #include "tokenizers/tokenizer_test_support.hpp"
 
 namespace kvbench::testing {

@@ -1,10 +1,10 @@
 // Which file a path means (tokenizer.json before tokenizer.model; vocab.json + merges.txt; a file
 // named directly), BOS/EOS and the chat template from tokenizer_config.json, and the stop ids of
 // generation_config.json; HF model directories pick their tokenizer the same way.
-#include "models/generation_config.hpp"
-#include "models/model_error.hpp"
+#include "tokenizers/generation_config.hpp"
+#include "tokenizers/model_error.hpp"
 #include "models/model_loader.hpp"
-#include "models/tokenizer_config.hpp"
+#include "tokenizers/tokenizer_config.hpp"
 #include "tokenizers/tokenizer_test_support.hpp"
 
 namespace kvbench::testing {

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "harness/file_tree.hpp"
-#include "models/tokenizer.hpp"
+#include "tokenizers/tokenizer.hpp"
 
 namespace kvbench::testing {
 
