@@ -46,19 +46,19 @@ class ReconstructionTask : public Task {
     return {datasets::resolve_data_file(ctx.data_root, kFile, kSource)};
   }
 
-  nlohmann::json run(const TaskContext& ctx) const override {
+  TaskOutput run(const TaskContext& ctx) const override {
     const std::string tmpl = ctx.param<std::string>("template");
     const models::Tokenizer& tok = *ctx.tokenizer;
     const int64_t overhead = static_cast<int64_t>(encode_prompt(ctx, fill_article(tmpl, "")).size());
     const int64_t max_article = ctx.param_or<int64_t>("max_article_tokens", (ctx.max_context() - overhead - 16) / 2);
     if (max_article < 1) throw std::invalid_argument("fidelity/reconstruction: the template leaves no room for the article");
-    const bool record = ctx.param<bool>("record_prompts");
     DecodingSettings dec;
     dec.stop_strings = {"```"};
 
-    nlohmann::json examples = nlohmann::json::array();
     std::vector<std::string> predictions, references;
-    for (const datasets::JsonRecord& line : datasets::read_jsonl(data_files(ctx).front(), ctx.limit)) {
+    const std::vector<datasets::JsonRecord> lines = datasets::read_jsonl(data_files(ctx).front(), ctx.limit);
+    ExampleLoop loop(ctx, static_cast<int64_t>(lines.size()));
+    for (const datasets::JsonRecord& line : lines) {
       const std::string where = line.file + ":" + std::to_string(line.line);
       std::string article = line.string_field("article");
       std::vector<int> ids = tok.encode(article, false);
@@ -69,19 +69,12 @@ class ReconstructionTask : public Task {
       dec.max_new_tokens = ctx.param_or<int64_t>("max_new_tokens", static_cast<int64_t>(ids.size()) + 16);
       const std::string prompt = fill_article(tmpl, article);
       Completion c = complete(ctx, encode_prompt(ctx, prompt), dec);
-      const std::string id = line.string_field_or("id", where);
-      examples.push_back({{"id", id},
-                          {"prompt_tokens", c.prompt_tokens},
-                          {"prediction", c.text},
-                          {"references", {article}},
-                          {"max_new_tokens", dec.max_new_tokens},
-                          {"metrics", pair_scores(c.text, article)}});
-      if (record) examples.back()["prompt"] = prompt;
+      loop.record({line.string_field_or("id", where), c.prompt_tokens, c.text, {article}, pair_scores(c.text, article),
+                   {{"max_new_tokens", dec.max_new_tokens}}, prompt});
       predictions.push_back(c.text);
       references.push_back(article);
-      if (ctx.progress) ctx.progress(static_cast<int64_t>(examples.size()), ctx.limit);
     }
-    return {{"metrics", corpus_scores(predictions, references)}, {"examples", examples}};
+    return loop.finish(corpus_scores(predictions, references));
   }
 };
 

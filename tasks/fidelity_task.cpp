@@ -42,20 +42,20 @@ class FidelityTask : public Task {
 
   std::vector<std::string> data_files(const TaskContext& ctx) const override { return base_->data_files(ctx); }
 
-  nlohmann::json run(const TaskContext& ctx) const override {
+  TaskOutput run(const TaskContext& ctx) const override {
     TaskContext full = ctx.with_full_cache();
     full.observer = nullptr;
     full.meter = std::make_shared<RunMeter>();  // the job's timings are the policy run's
     full.progress = {};
-    const nlohmann::json reference = base_->run(full);
+    const TaskOutput reference = base_->run(full);
 
     TaskContext evicted = ctx;
     auto observer = std::make_shared<FidelityObserver>(*ctx.model);
     evicted.observer = observer;
-    const nlohmann::json policy = base_->run(evicted);
+    const TaskOutput policy = base_->run(evicted);
 
-    const nlohmann::json& ref_examples = reference.at("examples");
-    const nlohmann::json& pol_examples = policy.at("examples");
+    const nlohmann::json& ref_examples = reference.examples;
+    const nlohmann::json& pol_examples = policy.examples;
     if (ref_examples.size() != pol_examples.size())
       throw std::runtime_error("fidelity/" + base_name_ + ": the Full and policy runs have different examples (" +
                                std::to_string(ref_examples.size()) + " vs " + std::to_string(pol_examples.size()) + ")");
@@ -99,9 +99,9 @@ class FidelityTask : public Task {
     metrics["coverage"] = seqs.empty() ? 1.0 : coverage / n;
     metrics["probe_steps"] = steps;
     metrics["sequences"] = seqs.size();
-    metrics["base"] = policy.at("metrics");
-    metrics["full_base"] = reference.at("metrics");
-    return {{"metrics", metrics}, {"examples", examples}};
+    metrics["base"] = policy.metrics;
+    metrics["full_base"] = reference.metrics;
+    return {metrics, examples, policy.resolved};  // the base task's resolved settings
   }
 
  private:

@@ -88,7 +88,7 @@ class LmEvalTask : public Task {
     return files;
   }
 
-  nlohmann::json run(const TaskContext& ctx) const override {
+  TaskOutput run(const TaskContext& ctx) const override {
     const int64_t shots = ctx.param<int64_t>("shots");
     const int64_t max_length = ctx.param_or<int64_t>("max_length", ctx.max_context());
     const std::vector<McDoc> docs = read_docs(task_, eval_file(ctx), ctx.limit);
@@ -102,10 +102,9 @@ class LmEvalTask : public Task {
                                   std::to_string(pool.size()) + " documents");
 
     std::mt19937_64 rng(ctx.seed);
-    nlohmann::json examples = nlohmann::json::array();
-    double acc_sum = 0, norm_sum = 0;
     const bool has_norm = !docs.empty() && docs[0].has_acc_norm;
-    for (size_t i = 0; i < docs.size(); ++i) {
+    ExampleLoop loop(ctx, static_cast<int64_t>(docs.size()));
+    for (size_t i = 0; i < static_cast<size_t>(loop.size()); ++i) {
       const McDoc& doc = docs[i];
       std::vector<const McDoc*> shot_docs;
       if (shots > 0) {
@@ -138,30 +137,16 @@ class LmEvalTask : public Task {
             ll[best_norm] / static_cast<double>(code_points(doc.choice_texts[best_norm])))
           best_norm = c;
       }
-      const double acc = best == doc.gold ? 1.0 : 0.0, norm = best_norm == doc.gold ? 1.0 : 0.0;
-      acc_sum += acc;
-      norm_sum += norm;
-      nlohmann::json m = {{"acc", acc}};
-      if (has_norm) m["acc_norm"] = norm;
-      examples.push_back({{"id", doc.id},
-                          {"prompt_tokens", prompt_tokens},
-                          {"shots", static_cast<int64_t>(shot_docs.size())},
-                          {"truncated", truncated},
-                          {"prediction", doc.choice_texts[best]},
-                          {"references", {doc.choice_texts[doc.gold]}},
-                          {"gold", doc.gold},
-                          {"logliks", ll},
-                          {"metrics", m}});
-      if (ctx.param<bool>("record_prompts")) {
-        examples.back()["contexts"] = contexts;
-        examples.back()["continuations"] = doc.continuations;
-      }
-      if (ctx.progress) ctx.progress(static_cast<int64_t>(i) + 1, static_cast<int64_t>(docs.size()));
+      nlohmann::json m = {{"acc", best == doc.gold ? 1.0 : 0.0}};
+      if (has_norm) m["acc_norm"] = best_norm == doc.gold ? 1.0 : 0.0;
+      Example e{doc.id, prompt_tokens, doc.choice_texts[best], {doc.choice_texts[doc.gold]}, m,
+                {{"shots", static_cast<int64_t>(shot_docs.size())}, {"truncated", truncated}, {"gold", doc.gold}, {"logliks", ll}}};
+      e.recorded_with_prompt = {{"contexts", contexts}, {"continuations", doc.continuations}};  // one prompt per choice
+      loop.record(std::move(e));
     }
-    const auto count = static_cast<int64_t>(docs.size());
-    nlohmann::json metrics = {{"acc", mean_or_null(acc_sum, count)}, {"examples", count}};
-    if (has_norm) metrics["acc_norm"] = mean_or_null(norm_sum, count);
-    return {{"metrics", metrics}, {"examples", examples}};
+    nlohmann::json metrics = loop.means();
+    metrics["examples"] = loop.size();
+    return loop.finish(metrics);
   }
 
  private:

@@ -47,65 +47,125 @@ void check_reference_fields(const datasets::JsonRecord& r, bool needs_classes) {
                                        "prediction against the classes)");
 }
 
-// One subset: prompts, generation, eval.py scoring.
-struct SubsetRun {
-  nlohmann::json metrics;
-  nlohmann::json examples = nlohmann::json::array();
-  nlohmann::json resolved;
+// What one subset runs with: its prompt, the pipeline's length rule and decoding.
+struct SubsetSetup {
+  std::string subset, prompt_template, chat, max_length_rule;
+  longbench::Pipeline pipeline = longbench::Pipeline::PredPy;
+  int64_t max_new_tokens = 0;
+  int64_t max_length = 0;  // 0: kvpress's per-example rule
+  DecodingSettings decoding;
+
+  nlohmann::json resolved() const {
+    return {{"pipeline", longbench::to_string(pipeline)},
+            {"prompt_template", prompt_template},
+            {"max_new_tokens", max_new_tokens},
+            {"max_length", max_length},
+            {"max_length_rule", max_length_rule},
+            {"chat_template", pipeline != longbench::Pipeline::PredPy || longbench::uses_chat_template(subset)
+                                  ? chat : "none (excluded subset)"},
+            {"decoding", decoding.to_json()}};
+  }
 };
 
-SubsetRun run_subset(const TaskContext& ctx, const std::string& subset, int64_t done_before, int64_t total) {
+// The prompt length limit (`max_length`) and the rule that gave it.
+void resolve_max_length(const TaskContext& ctx, SubsetSetup& s) {
+  using longbench::Pipeline;
+  if (ctx.given("max_length")) {
+    s.max_length = ctx.param_or<int64_t>("max_length", 0);
+    s.max_length_rule = "task_params.max_length";
+  } else if (ctx.given("max_length_model") && s.pipeline == Pipeline::KvcacheFactory) {
+    const std::string name = ctx.param_or<std::string>("max_length_model", "");
+    s.max_length = longbench::kvcache_factory_max_length(name);
+    s.max_length_rule = "KVCache-Factory run_longbench.py model2maxlen matched in '" + name + "'";
+  } else if (ctx.given("max_length_model") && s.pipeline == Pipeline::PredPy) {
+    const std::string name = ctx.param_or<std::string>("max_length_model", "");
+    const nlohmann::json table = datasets::read_json_file(config_file(ctx, "model2maxlen.json"));
+    if (!table.contains(name)) throw std::invalid_argument("task_params.max_length_model '" + name + "' is not in model2maxlen.json");
+    s.max_length = table.at(name).get<int64_t>();
+    s.max_length_rule = "model2maxlen.json[" + name + "]";
+  } else if (ctx.given("max_length_model")) {
+    throw std::invalid_argument("task_params.max_length_model: kvpress has no model table (its max_context_length is "
+                                "the tokenizer's model_max_length); set task_params.max_length");
+  } else if (s.pipeline == Pipeline::PredPy) {
+    s.max_length = longbench::default_max_length(*ctx.tokenizer, ctx.max_context(), s.max_new_tokens, s.chat, s.subset);
+    s.max_length_rule = "model context - max_new_tokens - chat template tokens";
+  } else if (s.pipeline == Pipeline::KvcacheFactory) {
+    // The chat wrapper is inside the truncation: only the generation needs room.
+    s.max_length = longbench::default_max_length(*ctx.tokenizer, ctx.max_context(), s.max_new_tokens, "none", s.subset);
+    s.max_length_rule = "model context - max_new_tokens";
+  } else {
+    s.max_length_rule = "model context - question tokens - max_new_tokens (per example)";
+  }
+}
+
+SubsetSetup resolve_subset(const TaskContext& ctx, const std::string& subset) {
+  using longbench::Pipeline;
   const nlohmann::json prompts = datasets::read_json_file(config_file(ctx, "dataset2prompt.json"));
   const nlohmann::json maxlens = datasets::read_json_file(config_file(ctx, "dataset2maxlen.json"));
   if (!prompts.contains(subset) || !maxlens.contains(subset))
     throw std::runtime_error("longbench_ref/dataset2prompt.json or dataset2maxlen.json has no entry for " + subset);
-  const std::string prompt_template = prompts.at(subset).get<std::string>();
-  const longbench::Pipeline pipeline = longbench::parse_pipeline(ctx.param<std::string>("pipeline"));
-  using longbench::Pipeline;
+  SubsetSetup s;
+  s.subset = subset;
+  s.prompt_template = prompts.at(subset).get<std::string>();
+  s.pipeline = longbench::parse_pipeline(ctx.param<std::string>("pipeline"));
   // kvpress: "be a bit more generous with token generation to avoid any cut-offs".
-  const int64_t extra = pipeline == Pipeline::Kvpress ? longbench::kKvpressExtraNewTokens : 0;
-  const int64_t max_new_tokens = ctx.param_or<int64_t>("max_new_tokens", maxlens.at(subset).get<int64_t>() + extra);
-  const std::string chat = ctx.param<std::string>("chat_template");
-  apply_chat_template(chat, "", *ctx.tokenizer);  // validates the name (and that the model has its own template)
-
-  int64_t max_length = 0;  // kvpress: the context's max_context_length
-  std::string max_length_rule;
-  if (ctx.given("max_length")) {
-    max_length = ctx.param_or<int64_t>("max_length", 0);
-    max_length_rule = "task_params.max_length";
-  } else if (ctx.given("max_length_model") && pipeline == Pipeline::KvcacheFactory) {
-    const std::string name = ctx.param_or<std::string>("max_length_model", "");
-    max_length = longbench::kvcache_factory_max_length(name);
-    max_length_rule = "KVCache-Factory run_longbench.py model2maxlen matched in '" + name + "'";
-  } else if (ctx.given("max_length_model") && pipeline == Pipeline::PredPy) {
-    const std::string name = ctx.param_or<std::string>("max_length_model", "");
-    const nlohmann::json table = datasets::read_json_file(config_file(ctx, "model2maxlen.json"));
-    if (!table.contains(name)) throw std::invalid_argument("task_params.max_length_model '" + name + "' is not in model2maxlen.json");
-    max_length = table.at(name).get<int64_t>();
-    max_length_rule = "model2maxlen.json[" + name + "]";
-  } else if (ctx.given("max_length_model")) {
-    throw std::invalid_argument("task_params.max_length_model: kvpress has no model table (its max_context_length is "
-                                "the tokenizer's model_max_length); set task_params.max_length");
-  } else if (pipeline == Pipeline::PredPy) {
-    max_length = longbench::default_max_length(*ctx.tokenizer, ctx.max_context(), max_new_tokens, chat, subset);
-    max_length_rule = "model context - max_new_tokens - chat template tokens";
-  } else if (pipeline == Pipeline::KvcacheFactory) {
-    // The chat wrapper is inside the truncation: only the generation needs room.
-    max_length = longbench::default_max_length(*ctx.tokenizer, ctx.max_context(), max_new_tokens, "none", subset);
-    max_length_rule = "model context - max_new_tokens";
-  } else {
-    max_length_rule = "model context - question tokens - max_new_tokens (per example)";
+  const int64_t extra = s.pipeline == Pipeline::Kvpress ? longbench::kKvpressExtraNewTokens : 0;
+  s.max_new_tokens = ctx.param_or<int64_t>("max_new_tokens", maxlens.at(subset).get<int64_t>() + extra);
+  s.chat = ctx.param<std::string>("chat_template");
+  apply_chat_template(s.chat, "", *ctx.tokenizer);  // validates the name (and that the model has its own template)
+  resolve_max_length(ctx, s);
+  s.decoding.max_new_tokens = s.max_new_tokens;
+  if (s.pipeline == Pipeline::PredPy && subset == "samsum") {  // pred.py: eos_token_id=[eos, "\n"], min_length = context_length + 1
+    s.decoding.stop_token_ids = {ctx.tokenizer->encode("\n", false).back()};
+    s.decoding.min_new_tokens = 1;
   }
+  if (s.pipeline == Pipeline::KvcacheFactory) s.decoding.min_new_tokens = 1;  // min_length = context_length + 1, eos only
+  return s;
+}
 
-  DecodingSettings decoding;
-  decoding.max_new_tokens = max_new_tokens;
-  if (pipeline == Pipeline::PredPy && subset == "samsum") {  // pred.py: eos_token_id=[eos, "\n"], min_length = context_length + 1
-    decoding.stop_token_ids = {ctx.tokenizer->encode("\n", false).back()};
-    decoding.min_new_tokens = 1;
+// One record's prompt, as its pipeline builds and feeds it, and the completion.
+struct FedExample {
+  longbench::PreparedPrompt prompt;
+  Completion completion;
+  std::string question;         // kvpress: fed after the compressed context
+  std::string original_prompt;  // kvpress: the context before its cut, when cut
+};
+
+FedExample feed(const TaskContext& ctx, const SubsetSetup& s, const datasets::JsonRecord& r) {
+  using longbench::Pipeline;
+  FedExample f;
+  if (s.pipeline == Pipeline::Kvpress) {
+    const longbench::KvpressParts parts = longbench::kvpress_parts(s.subset, s.prompt_template, r, s.chat, *ctx.tokenizer);
+    const int64_t question_tokens = static_cast<int64_t>(ctx.tokenizer->encode(parts.question, false).size());
+    const int64_t room = s.max_length > 0 ? s.max_length : ctx.max_context() - question_tokens - s.max_new_tokens;
+    if (room < 1)
+      throw std::invalid_argument("longbench/" + s.subset + " (kvpress): the question (" + std::to_string(question_tokens) +
+                                  " tokens) and " + std::to_string(s.max_new_tokens) + " new tokens leave no room in the "
+                                  "model's context; set task_params.max_new_tokens or max_length");
+    const longbench::KvpressIds ids = longbench::kvpress_ids(*ctx.tokenizer, parts, room);
+    // What is fed: kvpress cuts the context's token ids from the right; the recorded prompt is
+    // those ids decoded, the text before the cut a second field.
+    f.prompt = {ctx.tokenizer->decode(std::vector<int>(ids.context.begin(), ids.context.end())), ids.original_context_tokens,
+                ids.truncated};
+    if (ids.truncated) f.original_prompt = parts.context;
+    f.question = parts.question;
+    f.completion = complete_after_context(ctx, ids.context, ids.question, s.decoding);
+    return f;
   }
-  if (pipeline == Pipeline::KvcacheFactory) decoding.min_new_tokens = 1;  // min_length = context_length + 1, eos only
+  f.prompt = s.pipeline == Pipeline::KvcacheFactory
+                 ? longbench::kvcache_factory_prompt(*ctx.tokenizer, s.prompt_template, r, s.max_length, s.chat)
+                 : longbench::prepare_prompt(*ctx.tokenizer, s.subset, s.prompt_template, r, s.max_length, s.chat);
+  // The model's own template wrote its BOS: not added again while the text still has it.
+  // (KVCache-Factory wraps every subset; pred.py only the chat subsets.)
+  const bool wrapped = s.pipeline == Pipeline::KvcacheFactory || longbench::uses_chat_template(s.subset);
+  const bool add_bos = !wrapped || encode_adds_special_tokens(s.chat, f.prompt.text, *ctx.tokenizer);
+  f.completion = complete(ctx, encode_prompt(ctx, f.prompt.text, add_bos), s.decoding);
+  return f;
+}
 
-  SubsetRun run;
+// One subset: prompts, generation, eval.py scoring.
+TaskOutput run_subset(const TaskContext& ctx, const std::string& subset, int64_t done_before) {
+  const SubsetSetup s = resolve_subset(ctx, subset);
   std::vector<std::string> predictions;
   std::vector<std::vector<std::string>> answers;
   std::vector<long long> lengths;
@@ -114,81 +174,38 @@ SubsetRun run_subset(const TaskContext& ctx, const std::string& subset, int64_t 
   if (records.empty()) throw std::runtime_error(data_file(ctx, subset) + ": no examples");
   const bool needs_classes = metrics::lb_metric_for_dataset(subset) == "classification_score";
   for (const auto& r : records) check_reference_fields(r, needs_classes);
-  for (size_t i = 0; i < records.size(); ++i) {
+  ExampleLoop loop(ctx, static_cast<int64_t>(records.size()), {done_before, 0});
+  for (int64_t i = 0; i < loop.size(); ++i) {
     const auto& r = records[i];
-    longbench::PreparedPrompt p;
-    Completion c;
-    std::string question;         // kvpress: fed after the compressed context
-    std::string original_prompt;  // kvpress: the context before its cut, when cut
-    if (pipeline == Pipeline::Kvpress) {
-      const longbench::KvpressParts parts = longbench::kvpress_parts(subset, prompt_template, r, chat, *ctx.tokenizer);
-      const int64_t question_tokens = static_cast<int64_t>(ctx.tokenizer->encode(parts.question, false).size());
-      const int64_t room = max_length > 0 ? max_length : ctx.max_context() - question_tokens - max_new_tokens;
-      if (room < 1)
-        throw std::invalid_argument("longbench/" + subset + " (kvpress): the question (" + std::to_string(question_tokens) +
-                                    " tokens) and " + std::to_string(max_new_tokens) + " new tokens leave no room in the "
-                                    "model's context; set task_params.max_new_tokens or max_length");
-      const longbench::KvpressIds ids = longbench::kvpress_ids(*ctx.tokenizer, parts, room);
-      // What is fed: kvpress cuts the context's token ids from the right; the recorded prompt is
-      // those ids decoded, the text before the cut a second field.
-      p = {ctx.tokenizer->decode(std::vector<int>(ids.context.begin(), ids.context.end())), ids.original_context_tokens,
-           ids.truncated};
-      if (ids.truncated) original_prompt = parts.context;
-      question = parts.question;
-      c = complete_after_context(ctx, ids.context, ids.question, decoding);
-    } else {
-      p = pipeline == Pipeline::KvcacheFactory
-              ? longbench::kvcache_factory_prompt(*ctx.tokenizer, prompt_template, r, max_length, chat)
-              : longbench::prepare_prompt(*ctx.tokenizer, subset, prompt_template, r, max_length, chat);
-      // The model's own template wrote its BOS: not added again while the text still has it.
-      // (KVCache-Factory wraps every subset; pred.py only the chat subsets.)
-      const bool wrapped = pipeline == Pipeline::KvcacheFactory || longbench::uses_chat_template(subset);
-      const bool add_bos = !wrapped || encode_adds_special_tokens(chat, p.text, *ctx.tokenizer);
-      c = complete(ctx, encode_prompt(ctx, p.text, add_bos), decoding);
-    }
-    predictions.push_back(pipeline == Pipeline::Kvpress ? longbench::kvpress_scored_prediction(subset, c.text) : c.text);
+    const FedExample f = feed(ctx, s, r);
+    const bool kvpress = s.pipeline == longbench::Pipeline::Kvpress;
+    predictions.push_back(kvpress ? longbench::kvpress_scored_prediction(subset, f.completion.text) : f.completion.text);
     answers.push_back(r.string_list_field("answers"));
     lengths.push_back(r.int_field("length"));
     // eval.py keeps the last line's all_classes (they are equal within a subset); null = none.
-    const auto& classes = r.field("all_classes");
-    all_classes = classes.is_null() ? std::vector<std::string>{} : r.string_list_field("all_classes");
-    run.examples.push_back({{"id", r.string_field_or("_id", subset + "-" + std::to_string(i))},
-                            {"subset", subset},
-                            {"prompt_tokens", c.prompt_tokens},
-                            {"original_prompt_tokens", p.original_tokens},
-                            {"truncated", p.truncated},
-                            {"length", lengths.back()},
-                            {"prediction", c.text},
-                            {"references", answers.back()}});
-    if (ctx.param<bool>("record_prompts")) {
-      run.examples.back()["prompt"] = p.text;  // as fed (kvpress: the context part)
-      if (pipeline == Pipeline::Kvpress) run.examples.back()["question"] = question;
-      if (!original_prompt.empty()) run.examples.back()["original_prompt"] = original_prompt;
-    }
-    if (ctx.progress)
-      ctx.progress(done_before + static_cast<int64_t>(i) + 1, total > 0 ? total : static_cast<int64_t>(records.size()));
+    all_classes = r.field("all_classes").is_null() ? std::vector<std::string>{} : r.string_list_field("all_classes");
+    Example e{r.string_field_or("_id", subset + "-" + std::to_string(i)), f.completion.prompt_tokens, f.completion.text,
+              answers.back(), nullptr,
+              {{"subset", subset}, {"original_prompt_tokens", f.prompt.original_tokens}, {"truncated", f.prompt.truncated},
+               {"length", lengths.back()}},
+              f.prompt.text};  // as fed (kvpress: the context part)
+    if (kvpress) e.recorded_with_prompt["question"] = f.question;
+    if (!f.original_prompt.empty()) e.recorded_with_prompt["original_prompt"] = f.original_prompt;
+    loop.record(std::move(e));
   }
   const auto backend = fuzz_backend(ctx);
   metrics::LongBenchAggregate agg = metrics::lb_scorer(subset, predictions, answers, all_classes, backend);
-  for (size_t i = 0; i < agg.per_example.size(); ++i) run.examples[i]["metrics"] = {{"score", agg.per_example[i]}};
-  run.metrics = {{"score", agg.score}, {"examples", static_cast<int64_t>(records.size())},
-                 {"metric", metrics::lb_metric_for_dataset(subset)}};
+  for (size_t i = 0; i < agg.per_example.size(); ++i) loop.score(i, {{"score", agg.per_example[i]}});
+  nlohmann::json m = {{"score", agg.score}, {"examples", static_cast<int64_t>(records.size())},
+                      {"metric", metrics::lb_metric_for_dataset(subset)}};
   if (ctx.param<bool>("longbench_e")) {
     auto b = metrics::lb_scorer_e(subset, predictions, answers, lengths, all_classes, backend);
     auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-    run.metrics["0-4k"] = opt(b.b0_4k);
-    run.metrics["4-8k"] = opt(b.b4_8k);
-    run.metrics["8k+"] = opt(b.b8k_plus);
+    m["0-4k"] = opt(b.b0_4k);
+    m["4-8k"] = opt(b.b4_8k);
+    m["8k+"] = opt(b.b8k_plus);
   }
-  run.resolved = {{"pipeline", longbench::to_string(pipeline)},
-                  {"prompt_template", prompt_template},
-                  {"max_new_tokens", max_new_tokens},
-                  {"max_length", max_length},
-                  {"max_length_rule", max_length_rule},
-                  {"chat_template", pipeline != Pipeline::PredPy || longbench::uses_chat_template(subset) ? chat
-                                                                                                  : "none (excluded subset)"},
-                  {"decoding", decoding.to_json()}};
-  return run;
+  return loop.finish(m, s.resolved());
 }
 
 params::Params longbench_params() {
@@ -242,7 +259,6 @@ class LongBenchTask : public Task {
     s["metric"] = metrics::lb_metric_for_dataset(subset_);
     s["first_line_rule"] = metrics::lb_uses_first_line_rule(subset_);
     s["chat_template_applies"] = longbench::uses_chat_template(subset_);
-    if (!resolved_.is_null()) s["resolved"] = resolved_;  // filled by run()
     return s;
   }
 
@@ -250,15 +266,10 @@ class LongBenchTask : public Task {
     return {data_file(ctx, subset_), config_file(ctx, "dataset2prompt.json"), config_file(ctx, "dataset2maxlen.json")};
   }
 
-  nlohmann::json run(const TaskContext& ctx) const override {
-    SubsetRun r = run_subset(ctx, subset_, 0, 0);
-    resolved_ = r.resolved;
-    return {{"metrics", r.metrics}, {"examples", r.examples}};
-  }
+  TaskOutput run(const TaskContext& ctx) const override { return run_subset(ctx, subset_, 0); }
 
  private:
   std::string subset_;
-  mutable nlohmann::json resolved_;  // the settings the last run used (recorded in the result)
 };
 
 // The 16 subsets (or task_params.subsets) one after another; metrics per subset, per LongBench
@@ -274,7 +285,6 @@ class LongBenchAllTask : public Task {
     nlohmann::json s = common_settings();
     s["subsets"] = longbench::english_subsets();
     s["aggregate"] = "average = mean of the subsets' scores; category averages where all members ran";
-    if (!resolved_.is_null()) s["resolved"] = resolved_;
     return s;
   }
 
@@ -284,20 +294,19 @@ class LongBenchAllTask : public Task {
     return files;
   }
 
-  nlohmann::json run(const TaskContext& ctx) const override {
+  TaskOutput run(const TaskContext& ctx) const override {
     if (ctx.given("data_file")) throw std::invalid_argument("longbench/all: task_params.data_file names one subset's file; run that subset instead");
-    nlohmann::json metrics = nlohmann::json::object(), examples = nlohmann::json::array();
-    resolved_ = nlohmann::json::object();
+    TaskOutput out;
+    out.resolved = nlohmann::json::object();
+    nlohmann::json& metrics = out.metrics;
     const auto names = subsets(ctx);
     std::map<std::string, double> scores;
-    int64_t done = 0;
     for (const auto& s : names) {
-      SubsetRun r = run_subset(ctx, s, done, 0);
-      done += static_cast<int64_t>(r.examples.size());
-      metrics[s] = r.metrics;
+      TaskOutput r = run_subset(ctx, s, static_cast<int64_t>(out.examples.size()));
       scores[s] = r.metrics["score"].get<double>();
-      resolved_[s] = r.resolved;
-      for (auto& e : r.examples) examples.push_back(std::move(e));
+      metrics[s] = std::move(r.metrics);
+      out.resolved[s] = std::move(r.resolved);
+      for (auto& e : r.examples) out.examples.push_back(std::move(e));
     }
     double sum = 0;
     for (const auto& s : names) sum += scores[s];
@@ -311,7 +320,7 @@ class LongBenchAllTask : public Task {
       }
       if (all) metrics["category_" + category] = total / static_cast<double>(members.size());
     }
-    return {{"metrics", metrics}, {"examples", examples}};
+    return out;
   }
 
  private:
@@ -323,7 +332,6 @@ class LongBenchAllTask : public Task {
         throw std::invalid_argument("longbench/all: '" + n + "' is not an English LongBench subset");
     return names;
   }
-  mutable nlohmann::json resolved_;
 };
 
 std::unique_ptr<Task> make_longbench(const std::string& member) {

@@ -126,17 +126,12 @@ Scored score_cascade(const TaskContext& ctx, const std::vector<int64_t>& ids) {
   return s;
 }
 
-struct SubjectResult {
-  int64_t correct = 0, total = 0;
-  nlohmann::json examples = nlohmann::json::array();
-};
-
-SubjectResult run_subject(const TaskContext& ctx, const MmluOptions& o, const std::string& subject) {
-  const auto test = datasets::read_mmlu_csv(split_file(ctx, "test", subject));
+// One subject's questions, recorded by `loop`; returns how many were answered correctly.
+int64_t run_subject(const TaskContext& ctx, const MmluOptions& o, const std::string& subject,
+                    const std::vector<datasets::MmluQuestion>& test, ExampleLoop& loop) {
   const auto pool = shot_pool(ctx, o, subject);
-  const size_t n = ctx.limit > 0 ? std::min<size_t>(static_cast<size_t>(ctx.limit), test.size()) : test.size();
-  SubjectResult r;
-  for (size_t i = 0; i < n; ++i) {
+  int64_t correct = 0;
+  for (size_t i = 0; i < static_cast<size_t>(loop.size()); ++i) {
     const auto& q = test[i];
     size_t k = pool.size();
     auto build = [&](size_t shots) {
@@ -169,20 +164,12 @@ SubjectResult run_subject(const TaskContext& ctx, const MmluOptions& o, const st
     }
     Scored s = o.style == "cascade" ? score_cascade(ctx, ids) : score_hendrycks(ctx, prompt, ids);
     const bool ok = s.prediction == q.answer;
-    r.correct += ok;
-    ++r.total;
-    r.examples.push_back({{"id", subject + "-" + std::to_string(i)},
-                          {"subject", subject},
-                          {"prompt_tokens", static_cast<int64_t>(ids.size())},
-                          {"shots", static_cast<int64_t>(k)},
-                          {"truncated", cut},
-                          {"prediction", kLetters[s.prediction]},
-                          {"references", {kLetters[q.answer]}},
-                          {"scores", s.scores},
-                          {"metrics", {{"acc", ok ? 1.0 : 0.0}}}});
-    if (ctx.param<bool>("record_prompts")) r.examples.back()["prompt"] = prompt;
+    correct += ok;
+    loop.record({subject + "-" + std::to_string(i), static_cast<int64_t>(ids.size()), kLetters[s.prediction], {kLetters[q.answer]},
+                 {{"acc", ok ? 1.0 : 0.0}},
+                 {{"subject", subject}, {"shots", static_cast<int64_t>(k)}, {"truncated", cut}, {"scores", s.scores}}, prompt});
   }
-  return r;
+  return correct;
 }
 
 class MmluTask : public Task {
@@ -240,26 +227,33 @@ class MmluTask : public Task {
     return files;
   }
 
-  nlohmann::json run(const TaskContext& ctx) const override {
+  TaskOutput run(const TaskContext& ctx) const override {
     const MmluOptions o = options_of(ctx);
-    nlohmann::json metrics = nlohmann::json::object(), examples = nlohmann::json::array();
+    const auto subjects = subjects_for(ctx);
+    std::vector<std::vector<datasets::MmluQuestion>> tests;
+    int64_t questions = 0;  // over all subjects, the limit applied per subject (for the progress)
+    for (const auto& subject : subjects) {
+      tests.push_back(datasets::read_mmlu_csv(split_file(ctx, "test", subject)));
+      questions += ExampleLoop(ctx, static_cast<int64_t>(tests.back().size())).size();
+    }
+    TaskOutput out;
+    nlohmann::json& metrics = out.metrics;
     int64_t correct = 0, total = 0;
     MeanMetric subject_mean;  // over the subjects that have a scored question
     std::map<std::string, std::pair<int64_t, int64_t>> per_category;
-    const auto subjects = subjects_for(ctx);
     for (size_t i = 0; i < subjects.size(); ++i) {
-      SubjectResult r = run_subject(ctx, o, subjects[i]);
-      correct += r.correct;
-      total += r.total;
+      ExampleLoop loop(ctx, static_cast<int64_t>(tests[i].size()), {total, questions});
+      const int64_t subject_correct = run_subject(ctx, o, subjects[i], tests[i], loop);
+      correct += subject_correct;
+      total += loop.recorded();
       // A subject without questions (an empty test CSV) has no accuracy: null, not 0.0.
-      const nlohmann::json acc = mean_or_null(static_cast<double>(r.correct), r.total);
-      if (r.total) subject_mean.add(acc.get<double>());
+      const nlohmann::json acc = loop.mean("acc");
+      if (loop.recorded()) subject_mean.add(acc.get<double>());
       if (subjects.size() > 1) metrics["acc/" + subjects[i]] = acc;
       auto& c = per_category[mmlu::category_of(subjects[i])];
-      c.first += r.correct;
-      c.second += r.total;
-      for (auto& e : r.examples) examples.push_back(std::move(e));
-      if (ctx.progress) ctx.progress(static_cast<int64_t>(i) + 1, static_cast<int64_t>(subjects.size()));
+      c.first += subject_correct;
+      c.second += loop.recorded();
+      for (auto& e : loop.finish({}).examples) out.examples.push_back(std::move(e));
     }
     // One empty subject among several is a null in the table; a task with no question at all is
     // a data problem, named by its file.
@@ -273,7 +267,7 @@ class MmluTask : public Task {
     if (subjects.size() > 1)
       for (const auto& [cat, c] : per_category)
         metrics["acc_category/" + cat] = mean_or_null(static_cast<double>(c.first), c.second);
-    return {{"metrics", metrics}, {"examples", examples}};
+    return out;
   }
 
  private:

@@ -99,25 +99,22 @@ class MultidocQaTask : public Task {
     return files;
   }
 
-  nlohmann::json run(const TaskContext& ctx) const override {
+  TaskOutput run(const TaskContext& ctx) const override {
     const Setup s = setup(ctx);
     const QaDataSource source = locate_qa_data(ctx.data_root, s.documents, s.gold_position);
     const bool buzz = s.style == "buzz";
     const std::string tmpl = ctx.given("template") ? ctx.param_or<std::string>("template", "")
                              : buzz ? ""
                                     : datasets::read_text(datasets::resolve_data_file(ctx.data_root, kTemplateFile, kLitmSource));
-    const bool record = ctx.param<bool>("record_prompts");
     const DecodingSettings dec = decoding(s.max_new_tokens);
     apply_chat_template(s.chat_template, "", *ctx.tokenizer);  // validates the name (and that the model has its own template)
 
     // The reference skips over-long prompts and keeps going: `limit` counts the examples run.
     std::vector<QaExample> all = read_qa_examples(source.path, 0);
-    nlohmann::json examples = nlohmann::json::array();
-    MeanMetric subspan_em, strict_em, buzz_em;
+    ExampleLoop loop(ctx, static_cast<int64_t>(all.size()));
     int64_t skipped = 0;
-    const int64_t want = ctx.limit > 0 ? std::min<int64_t>(ctx.limit, all.size()) : static_cast<int64_t>(all.size());
     for (const QaExample& raw : all) {
-      if (static_cast<int64_t>(examples.size()) >= want) break;
+      if (loop.done()) break;
       const QaExample ex = source.build ? arrange_documents(raw, s.documents, s.gold_position) : raw;
       if (!source.build) check_layout(ex, s);
       const std::string prompt = apply_chat_template(
@@ -136,34 +133,21 @@ class MultidocQaTask : public Task {
       Completion c = complete(ctx, ids, dec);
       const std::string response = strip(c.text);
       const std::string scored = first_line_stripped(response);
-      const double subspan = metrics::best_subspan_em(scored, ex.answers);
-      const double strict = metrics::strict_em(scored, ex.answers);
-      subspan_em.add(subspan), strict_em.add(strict);
-      nlohmann::json m = {{"best_subspan_em", subspan}, {"strict_em", strict}};
-      if (buzz) {
-        m["buzz_em"] = buzz_exact_match(response, ex.answers.front());
-        buzz_em.add(m["buzz_em"].get<double>());
-      }
-      examples.push_back({{"id", ex.where},
-                          {"prompt_tokens", c.prompt_tokens},
-                          {"truncated", truncated},
-                          {"prediction", response},
-                          {"references", ex.answers},
-                          {"metrics", m}});
+      nlohmann::json m = {{"best_subspan_em", metrics::best_subspan_em(scored, ex.answers)},
+                          {"strict_em", metrics::strict_em(scored, ex.answers)}};
+      if (buzz) m["buzz_em"] = buzz_exact_match(response, ex.answers.front());
       // The prompt fed: when the middle was cut, the decoded kept tokens (the cut is in tokens).
-      if (record) examples.back()["prompt"] = truncated ? ctx.tokenizer->decode({ids.begin(), ids.end()}) : prompt;
-      if (ctx.progress) ctx.progress(static_cast<int64_t>(examples.size()), want);
+      loop.record({ex.where, c.prompt_tokens, response, ex.answers, m, {{"truncated", truncated}},
+                   truncated ? ctx.tokenizer->decode({ids.begin(), ids.end()}) : prompt});
     }
-    nlohmann::json metrics = {{"best_subspan_em", subspan_em.value()},
-                              {"strict_em", strict_em.value()},
-                              {"examples", examples.size()},
-                              {"skipped_too_long", skipped},
-                              {"documents", s.documents},
-                              {"gold_position", s.gold_position},
-                              {"data", source.path},
-                              {"built_ordering", source.build}};
-    if (buzz) metrics["buzz_em"] = buzz_em.value();
-    return {{"metrics", metrics}, {"examples", examples}};
+    nlohmann::json metrics = loop.means();
+    metrics["examples"] = loop.recorded();
+    metrics.update({{"skipped_too_long", skipped},
+                    {"documents", s.documents},
+                    {"gold_position", s.gold_position},
+                    {"data", source.path},
+                    {"built_ordering", source.build}});
+    return loop.finish(metrics);
   }
 
  private:

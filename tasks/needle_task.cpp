@@ -68,8 +68,7 @@ class NeedleTask : public Task {
             {"decoding", "greedy, max_new_tokens tokens"},
             {"stop", "EOS or the newline token, from the first step (KVCache-Factory/HeadKV generate); response stripped"},
             {"metric", "score = rouge1 F x10 vs the needle (0-10, KVCache-Factory); headkv = answer-word overlap x100 "
-                       "(HeadKV); rouge1_recall x100 vs the needle; keyword (all present)"},
-            {"resolved", resolved_}};
+                       "(HeadKV); rouge1_recall x100 vs the needle; keyword (all present)"}};
   }
 
   params::Params parameters() const override {
@@ -98,108 +97,102 @@ class NeedleTask : public Task {
     return haystack_files(dir, ctx.param<std::string>("haystack_order"));
   }
 
-  nlohmann::json run(const TaskContext& ctx) const override {
+  TaskOutput run(const TaskContext& ctx) const override {
+    const Grid g = resolve(ctx);
+    const models::Tokenizer& tok = *ctx.tokenizer;
+    const std::string haystack = read_haystack(data_files(ctx), tok, *std::max_element(g.lengths.begin(), g.lengths.end()));
+    const std::vector<int> haystack_ids = tok.encode(haystack, false);  // encode_and_trim's tokens, once
+    const std::vector<int> periods = period_token_ids(tok);
+    const std::vector<int> needle_ids = tok.encode(g.needle, false);
+
+    nlohmann::json heatmap = nlohmann::json::object(), heatmap_headkv = nlohmann::json::object();
+    ExampleLoop loop(ctx, static_cast<int64_t>(g.lengths.size() * g.depths.size()));
+    for (int64_t cell = 0; cell < loop.size(); ++cell) {
+      const int64_t length = g.lengths[cell / g.depths.size()];
+      const double depth = g.depths[cell % g.depths.size()];
+      const std::string trimmed = tok.decode(std::vector<int>(
+          haystack_ids.begin(), haystack_ids.begin() + std::min<int64_t>(length, haystack_ids.size())));
+      NeedlePlacement placed = place_needle(tok.encode(trimmed, false), needle_ids, depth, length, g.buffer, periods);
+      const std::string prompt = fill(fill(g.tmpl, "context", tok.decode(placed.tokens)), "question", g.question);
+      Completion c = complete(ctx, encode_prompt(ctx, prompt), g.decoding);
+      const std::string response = strip(c.text);
+      const NeedleScores scores = score_needle_response(g.needle, g.answer, response, g.keywords);
+      const std::string key = cell_key(length, depth);
+      heatmap[key] = scores.score;
+      heatmap_headkv[key] = scores.headkv;
+      loop.record({key, c.prompt_tokens, response, {g.needle},
+                   {{"score", scores.score}, {"headkv", scores.headkv}, {"rouge1_recall", scores.rouge1_recall}, {"keyword", scores.keyword}},
+                   {{"context_length", length}, {"depth_percent", depth}, {"needle_token_index", placed.needle_begin}},
+                   prompt});
+    }
+    nlohmann::json metrics = loop.means();
+    metrics["cells"] = loop.size();
+    metrics["skipped_lengths"] = g.skipped;
+    metrics["heatmap"] = heatmap;
+    metrics["heatmap_headkv"] = heatmap_headkv;
+    return loop.finish(metrics, {{"question", g.question},
+                                 {"context_lengths", g.lengths},
+                                 {"skipped_lengths", g.skipped},
+                                 {"depth_percents", g.depths},
+                                 {"final_context_length_buffer", g.buffer},
+                                 {"decoding", g.decoding.to_json()}});
+  }
+
+ private:
+  // The grid and prompt a job runs, its computed defaults resolved.
+  struct Grid {
+    std::vector<int64_t> lengths, skipped;
+    std::vector<double> depths;
+    std::string needle, answer, tmpl, question;
+    std::vector<std::string> keywords;
+    DecodingSettings decoding;
+    int64_t buffer = 0;
+  };
+
+  static Grid resolve(const TaskContext& ctx) {
+    Grid g;
     const int64_t model_ctx = ctx.max_context();
     std::vector<int64_t> lengths = ctx.param_or<std::vector<int64_t>>("context_lengths", {});
     if (lengths.empty()) {
       for (double f : ctx.param<std::vector<double>>("context_fractions"))
         lengths.push_back(static_cast<int64_t>(std::llround(f * static_cast<double>(model_ctx))));
     }
-    const std::vector<double> depths =
-        ctx.param<std::vector<double>>("depth_percents");
-    const std::string needle = ctx.param<std::string>("needle");
+    g.depths = ctx.param<std::vector<double>>("depth_percents");
+    g.needle = ctx.param<std::string>("needle");
     if (ctx.given("needle") && !ctx.given("needle_answer"))
       throw std::invalid_argument("needle: a custom task_params.needle needs task_params.needle_answer (the part of it "
                                   "HeadKV's score looks for in the response)");
-    const std::string answer = ctx.param<std::string>("needle_answer");
-    std::string tmpl = ctx.param<std::string>("template");
-    const std::string question =
-        ctx.param_or<std::string>("question", tmpl == "gkamradt" ? kNeedleQuestion : kKvcacheFactoryQuestion);
-    if (tmpl == "kvcache_factory") tmpl = kKvcacheFactoryTemplate;
-    else if (tmpl == "gkamradt") tmpl = kGkamradtTemplate;
-    const std::vector<std::string> keywords = ctx.param<std::vector<std::string>>("keywords");
-    DecodingSettings dec = decoding(ctx.param<int64_t>("max_new_tokens"));
+    g.answer = ctx.param<std::string>("needle_answer");
+    g.tmpl = ctx.param<std::string>("template");
+    g.question = ctx.param_or<std::string>("question", g.tmpl == "gkamradt" ? kNeedleQuestion : kKvcacheFactoryQuestion);
+    if (g.tmpl == "kvcache_factory") g.tmpl = kKvcacheFactoryTemplate;
+    else if (g.tmpl == "gkamradt") g.tmpl = kGkamradtTemplate;
+    g.keywords = ctx.param<std::vector<std::string>>("keywords");
+    g.decoding = decoding(ctx.param<int64_t>("max_new_tokens"));
     // KVCache-Factory: eos_token_id = [eos, encode("\n")[-1]], no min_length.
-    dec.stop_token_ids = {ctx.tokenizer->encode("\n", false).back()};
-    dec.min_new_tokens = ctx.param<int64_t>("min_new_tokens");
+    g.decoding.stop_token_ids = {ctx.tokenizer->encode("\n", false).back()};
+    g.decoding.min_new_tokens = ctx.param<int64_t>("min_new_tokens");
     // The tester's buffer (200 tokens) stands for the prompt around the context and the answer;
     // a short-context model gets exactly that (template + question + max_new_tokens) when larger
     // than min(200, context / 8).
-    const int64_t overhead = static_cast<int64_t>(encode_prompt(ctx, fill(fill(tmpl, "context", ""), "question", question)).size());
-    const int64_t buffer = ctx.param_or<int64_t>(
-        "final_context_length_buffer", std::max(overhead + dec.max_new_tokens, std::min<int64_t>(200, model_ctx / 8)));
-    if (lengths.empty() || depths.empty()) throw std::invalid_argument("needle: empty grid of lengths or depths");
+    const int64_t overhead =
+        static_cast<int64_t>(encode_prompt(ctx, fill(fill(g.tmpl, "context", ""), "question", g.question)).size());
+    g.buffer = ctx.param_or<int64_t>("final_context_length_buffer",
+                                     std::max(overhead + g.decoding.max_new_tokens, std::min<int64_t>(200, model_ctx / 8)));
+    if (lengths.empty() || g.depths.empty()) throw std::invalid_argument("needle: empty grid of lengths or depths");
 
-    const models::Tokenizer& tok = *ctx.tokenizer;
-    const int64_t needle_tokens = static_cast<int64_t>(tok.encode(needle, false).size());
+    const int64_t needle_tokens = static_cast<int64_t>(ctx.tokenizer->encode(g.needle, false).size());
     // A length whose room after the buffer cannot hold the needle is skipped (the default grid's
     // 25 % of a 512-token model is 128 tokens, under stories260K's 129-token buffer).
-    std::vector<int64_t> skipped;
-    std::vector<int64_t> fitting;
-    for (int64_t length : lengths) (length - buffer >= needle_tokens ? fitting : skipped).push_back(length);
-    for (int64_t length : skipped)
-      std::cerr << "kvbench: warning: needle: context length " << length << " skipped: minus the buffer " << buffer
+    for (int64_t length : lengths) (length - g.buffer >= needle_tokens ? g.lengths : g.skipped).push_back(length);
+    for (int64_t length : g.skipped)
+      std::cerr << "kvbench: warning: needle: context length " << length << " skipped: minus the buffer " << g.buffer
                 << " it leaves no room for the " << needle_tokens << "-token needle\n";
-    if (fitting.empty())
-      throw std::invalid_argument("needle: no context length fits: each minus the buffer " + std::to_string(buffer) +
+    if (g.lengths.empty())
+      throw std::invalid_argument("needle: no context length fits: each minus the buffer " + std::to_string(g.buffer) +
                                   " leaves less than the needle's " + std::to_string(needle_tokens) + " tokens");
-    lengths = fitting;
-    resolved_ = {{"question", question},
-                 {"context_lengths", lengths},
-                 {"skipped_lengths", skipped},
-                 {"depth_percents", depths},
-                 {"final_context_length_buffer", buffer},
-                 {"decoding", dec.to_json()}};
-    const std::string haystack = read_haystack(data_files(ctx), tok, *std::max_element(lengths.begin(), lengths.end()));
-    const std::vector<int> haystack_ids = tok.encode(haystack, false);  // encode_and_trim's tokens, once
-    const std::vector<int> periods = period_token_ids(tok);
-    const std::vector<int> needle_ids = tok.encode(needle, false);
-
-    nlohmann::json examples = nlohmann::json::array();
-    nlohmann::json heatmap = nlohmann::json::object(), heatmap_headkv = nlohmann::json::object();
-    MeanMetric mean_score, mean_headkv, mean_recall, mean_keyword;
-    const int64_t total = static_cast<int64_t>(lengths.size() * depths.size());
-    const int64_t n = ctx.limit > 0 ? std::min(ctx.limit, total) : total;
-    for (int64_t cell = 0; cell < n; ++cell) {
-      const int64_t length = lengths[cell / depths.size()];
-      const double depth = depths[cell % depths.size()];
-      const std::string trimmed = tok.decode(std::vector<int>(
-          haystack_ids.begin(), haystack_ids.begin() + std::min<int64_t>(length, haystack_ids.size())));
-      NeedlePlacement placed = place_needle(tok.encode(trimmed, false), needle_ids, depth, length, buffer, periods);
-      const std::string context = tok.decode(placed.tokens);
-      const std::string prompt = fill(fill(tmpl, "context", context), "question", question);
-      Completion c = complete(ctx, encode_prompt(ctx, prompt), dec);
-      const std::string response = strip(c.text);
-      const NeedleScores scores = score_needle_response(needle, answer, response, keywords);
-      const double r1f = scores.score, r1r = scores.rouge1_recall, keyword = scores.keyword;
-      mean_score.add(r1f), mean_headkv.add(scores.headkv), mean_recall.add(r1r), mean_keyword.add(keyword);
-      const std::string key = cell_key(length, depth);
-      heatmap[key] = r1f;
-      heatmap_headkv[key] = scores.headkv;
-      examples.push_back({{"id", key},
-                          {"prompt_tokens", c.prompt_tokens},
-                          {"prediction", response},
-                          {"references", {needle}},
-                          {"context_length", length},
-                          {"depth_percent", depth},
-                          {"needle_token_index", placed.needle_begin},
-                          {"metrics", {{"score", r1f}, {"headkv", scores.headkv}, {"rouge1_recall", r1r}, {"keyword", keyword}}}});
-      if (ctx.param<bool>("record_prompts")) examples.back()["prompt"] = prompt;
-      if (ctx.progress) ctx.progress(cell + 1, n);
-    }
-    nlohmann::json metrics = {{"score", mean_score.value()},
-                              {"headkv", mean_headkv.value()},
-                              {"rouge1_recall", mean_recall.value()},
-                              {"keyword", mean_keyword.value()},
-                              {"cells", n},
-                              {"skipped_lengths", skipped},
-                              {"heatmap", heatmap},
-                              {"heatmap_headkv", heatmap_headkv}};
-    return {{"metrics", metrics}, {"examples", examples}};
+    return g;
   }
-
- private:
-  mutable nlohmann::json resolved_;  // what the last run used (recorded in the result)
 
   static DecodingSettings decoding(int64_t max_new_tokens) {
     DecodingSettings d;

@@ -142,17 +142,14 @@ class PerplexityTask : public Task {
   // One text file; a folder is PG19's alone (below), so elsewhere its reader refuses it by name.
   std::vector<std::string> data_files(const TaskContext& ctx) const override { return {data_path(ctx)}; }
 
-  nlohmann::json run(const TaskContext& job) const override {
+  TaskOutput run(const TaskContext& job) const override {
     const TaskContext ctx = with_preset(job);
     const std::string mode = ctx.param<std::string>("mode");
     const std::vector<Document> docs = documents(ctx);
     if (mode == "documents") return run_documents(ctx, docs);
     if (mode == "stream") return run_stream(ctx, docs);
     if (mode == "sliding") return run_sliding(ctx, docs);
-    if (mode == "rows" && name_ == "wikitext") return run_rows(ctx);
-    throw std::invalid_argument(name_ + ": task_params.mode must be documents, sliding" +
-                                (name_ == "wikitext" ? std::string(", stream or rows") : std::string(" or stream")) +
-                                ", got '" + mode + "'");
+    return run_rows(ctx);  // the declared choices admit no other mode (rows: wikitext's alone)
   }
 
  protected:
@@ -197,70 +194,65 @@ class PerplexityTask : public Task {
     return ctx;
   }
 
-  nlohmann::json example(const TaskContext& ctx, const std::string& id, int64_t tokens, const Scored& s) const {
-    nlohmann::json e = {{"id", id}, {"prompt_tokens", tokens}, {"prediction", ""},
-                        {"references", nlohmann::json::array()}, {"metrics", summarise(s.nll)}};
-    e["metrics"]["max_cache_len"] = s.max_cache_len;
-    if (ctx.param<bool>("curve")) e["nll_curve"] = s.nll;
+  Example example(const TaskContext& ctx, const std::string& id, int64_t tokens, const Scored& s) const {
+    Example e{id, tokens, "", {}, summarise(s.nll)};
+    e.metrics["max_cache_len"] = s.max_cache_len;
+    if (ctx.param<bool>("curve")) e.fields["nll_curve"] = s.nll;
     return e;
   }
 
-  nlohmann::json finish(const TaskContext& ctx, const std::vector<double>& all, nlohmann::json examples) const {
+  // Perplexity is token-weighted over every scored token (`all`), not a mean of the examples'.
+  TaskOutput finish(ExampleLoop& loop, const std::vector<double>& all) const {
     nlohmann::json metrics = summarise(all);
     int64_t most = 0;
-    for (const auto& e : examples) most = std::max<int64_t>(most, e["metrics"]["max_cache_len"]);
+    for (const auto& e : loop.examples()) most = std::max<int64_t>(most, e["metrics"]["max_cache_len"]);
     metrics["max_cache_len"] = most;
-    return {{"metrics", metrics}, {"examples", examples}};
+    return loop.finish(metrics);
   }
 
-  nlohmann::json run_documents(const TaskContext& ctx, const std::vector<Document>& docs) const {
+  TaskOutput run_documents(const TaskContext& ctx, const std::vector<Document>& docs) const {
     const int64_t max_length = ctx.param_or<int64_t>("max_length", ctx.max_context());
     std::vector<double> all;
-    nlohmann::json examples = nlohmann::json::array();
-    const int64_t n = ctx.limit > 0 ? std::min<int64_t>(ctx.limit, docs.size()) : static_cast<int64_t>(docs.size());
-    for (int64_t i = 0; i < n; ++i) {
+    ExampleLoop loop(ctx, static_cast<int64_t>(docs.size()));
+    for (int64_t i = 0; i < loop.size(); ++i) {
       std::vector<int64_t> tokens = encode(ctx, docs[i].text);
       if (static_cast<int64_t>(tokens.size()) > max_length) tokens.resize(max_length);
-      if (tokens.size() < 2) continue;
+      if (tokens.size() < 2) continue;  // nothing to score: the limit still counts the document
       Scored s = score_stream(ctx, tokens, ctx.session_options());
       all.insert(all.end(), s.nll.begin(), s.nll.end());
-      examples.push_back(example(ctx, docs[i].id, static_cast<int64_t>(tokens.size()), s));
-      if (ctx.progress) ctx.progress(i + 1, n);
+      loop.record(example(ctx, docs[i].id, static_cast<int64_t>(tokens.size()), s));
     }
-    return finish(ctx, all, examples);
+    return finish(loop, all);
   }
 
   // Documents joined into one stream (one BOS), fed through the job's protocol.
-  nlohmann::json run_stream(const TaskContext& ctx, const std::vector<Document>& docs) const {
+  TaskOutput run_stream(const TaskContext& ctx, const std::vector<Document>& docs) const {
     const int64_t max_tokens = ctx.param<int64_t>("max_tokens");
     const bool per_document = ctx.param<bool>("per_document");
     std::vector<double> all;
-    nlohmann::json examples = nlohmann::json::array();
-    auto run_one = [&](const std::string& id, std::vector<int64_t> tokens) {
+    auto score_one = [&](const std::string& id, std::vector<int64_t> tokens) {
       if (max_tokens > 0 && static_cast<int64_t>(tokens.size()) > max_tokens) tokens.resize(max_tokens);
-      models::SessionOptions options = ctx.session_options();
-      Scored s = score_stream(ctx, tokens, options);
+      Scored s = score_stream(ctx, tokens, ctx.session_options());
       all.insert(all.end(), s.nll.begin(), s.nll.end());
-      examples.push_back(example(ctx, id, static_cast<int64_t>(tokens.size()), s));
+      return example(ctx, id, static_cast<int64_t>(tokens.size()), s);
     };
-    const int64_t n = ctx.limit > 0 ? std::min<int64_t>(ctx.limit, docs.size()) : static_cast<int64_t>(docs.size());
+    // The limit counts documents: scored one by one, or joined into one stream.
+    const int64_t n = ExampleLoop(ctx, static_cast<int64_t>(docs.size())).size();
+    ExampleLoop loop(ctx, per_document ? n : 1);
     if (per_document) {
-      for (int64_t i = 0; i < n; ++i) {
-        run_one(docs[i].id, encode(ctx, docs[i].text));
-        if (ctx.progress) ctx.progress(i + 1, n);
-      }
+      for (int64_t i = 0; i < n; ++i) loop.record(score_one(docs[i].id, encode(ctx, docs[i].text)));
     } else {
       std::string joined;
       for (int64_t i = 0; i < n; ++i) joined += (i ? "\n" : "") + docs[i].text;
-      run_one(name_ + "-stream", encode(ctx, joined));
+      loop.record(score_one(name_ + "-stream", encode(ctx, joined)));
     }
-    return finish(ctx, all, examples);
+    return finish(loop, all);
   }
 
   // BUZZ eval_long_ppl.py: for each row, encodings = tokenizer(text) (BOS + tokens); for idx in
   // range(seq_len - 1): feed token idx, score token idx + 1; past_key_values carried across rows.
   // All rows are therefore one input stream (each row minus its last token) through one cache.
-  nlohmann::json run_rows(const TaskContext& ctx) const {
+  TaskOutput run_rows(const TaskContext& ctx) const {
     if (ctx.protocol != "stream" || ctx.block != 1)
       throw std::invalid_argument(name_ + ": mode rows feeds one token at a time: the job needs protocol \"stream\" and block 1, got " +
                                   ctx.protocol + " with block " + std::to_string(ctx.block));
@@ -281,16 +273,18 @@ class PerplexityTask : public Task {
     }
     if (targets.empty()) throw std::invalid_argument(name_ + ": the first " + std::to_string(n) + " rows hold no token to score");
     Scored s = score_inputs(ctx, inputs, targets);
-    nlohmann::json examples = nlohmann::json::array({example(ctx, name_ + "-rows", static_cast<int64_t>(inputs.size()), s)});
-    examples[0]["metrics"]["rows"] = static_cast<int64_t>(n);
-    examples[0]["metrics"]["scored_rows"] = scored_rows;
-    nlohmann::json out = finish(ctx, s.nll, examples);
-    out["metrics"]["rows"] = static_cast<int64_t>(n);
+    Example e = example(ctx, name_ + "-rows", static_cast<int64_t>(inputs.size()), s);
+    e.metrics["rows"] = static_cast<int64_t>(n);
+    e.metrics["scored_rows"] = scored_rows;
+    ExampleLoop loop(ctx, 1);  // the rows are one stream through one cache (the limit does not cut it: rows does)
+    loop.record(std::move(e));
+    TaskOutput out = finish(loop, s.nll);
+    out.metrics["rows"] = static_cast<int64_t>(n);
     return out;
   }
 
   // HF's recipe: windows of max_length, each new window scoring only the tokens the previous did not.
-  nlohmann::json run_sliding(const TaskContext& ctx, const std::vector<Document>& docs) const {
+  TaskOutput run_sliding(const TaskContext& ctx, const std::vector<Document>& docs) const {
     const int64_t max_length = ctx.param_or<int64_t>("max_length", ctx.max_context());
     const int64_t stride = ctx.param_or<int64_t>("stride", max_length / 2);
     const int64_t max_tokens = ctx.param<int64_t>("max_tokens");
@@ -315,9 +309,11 @@ class PerplexityTask : public Task {
       if (ctx.limit > 0 && windows >= ctx.limit) break;
     }
     Scored whole{all, 0};
-    nlohmann::json examples = nlohmann::json::array({example(ctx, name_ + "-sliding", total, whole)});
-    examples[0]["metrics"]["windows"] = windows;
-    return finish(ctx, all, examples);
+    Example e = example(ctx, name_ + "-sliding", total, whole);
+    e.metrics["windows"] = windows;
+    ExampleLoop loop(ctx, 1);  // one stream (the limit counts windows)
+    loop.record(std::move(e));
+    return finish(loop, all);
   }
 
   std::string name_, default_mode_, path_, source_;

@@ -116,9 +116,10 @@ void require_integer(const nlohmann::json& value, const std::string& field, int6
 
 }  // namespace
 
-nlohmann::json task_settings(const Task& task) {
+nlohmann::json task_settings(const Task& task, const nlohmann::json& resolved) {
   nlohmann::json settings = task.settings();
   settings["params"] = params::describe(task.parameters());
+  if (!resolved.is_null()) settings["resolved"] = resolved;
   return settings;
 }
 
@@ -173,18 +174,18 @@ nlohmann::json run_task(const nlohmann::json& raw_spec, const ProgressFn& progre
   TaskContext ctx = make_context(spec, *task, &entry);
   ctx.progress = progress;
   torch::manual_seed(spec["seed"].get<uint64_t>());
-  nlohmann::json out = task->run(ctx);
-  require_scored(spec["task"].get<std::string>(), static_cast<int64_t>(out.at("examples").size()), skipped_counters(out.at("metrics")));
-  require_finite(spec["task"].get<std::string>(), out.at("metrics"));
+  TaskOutput out = task->run(ctx);
+  require_scored(spec["task"].get<std::string>(), static_cast<int64_t>(out.examples.size()), skipped_counters(out.metrics));
+  require_finite(spec["task"].get<std::string>(), out.metrics);
   nlohmann::json result = {{"task", spec["task"]},
                            {"model", spec["model"]},
                            {"policy", spec["policy"]},
                            {"policy_params", spec["policy_params"]},
                            {"budget", spec["budget"]},
                            {"protocol", spec["protocol"]},
-                           {"settings", task_settings(*task)},
-                           {"metrics", out.at("metrics")},
-                           {"examples", out.at("examples")}};
+                           {"settings", task_settings(*task, out.resolved)},
+                           {"metrics", std::move(out.metrics)},
+                           {"examples", std::move(out.examples)}};
   nlohmann::json timings = ctx.meter->timings();
   timings["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result["timings"] = timings;

@@ -73,10 +73,8 @@ class SelfBleuTask : public Task {
     return {datasets::resolve_data_file(ctx.data_root, kFile, kSource)};
   }
 
-  nlohmann::json run(const TaskContext& ctx) const override {
-    const std::string mode = ctx.param<std::string>("mode");
-    if (mode != "sentences" && mode != "samples")
-      throw std::invalid_argument("self_bleu: task_params.mode must be sentences or samples, got '" + mode + "'");
+  TaskOutput run(const TaskContext& ctx) const override {
+    const std::string mode = ctx.param<std::string>("mode");  // declared choices: sentences | samples
     const int ngram = static_cast<int>(ctx.param<int64_t>("ngram"));
     const int64_t samples = ctx.param<int64_t>("samples");
     if (mode == "samples" && samples < 2) throw std::invalid_argument("self_bleu: task_params.samples must be >= 2");
@@ -92,20 +90,22 @@ class SelfBleuTask : public Task {
     }
     const int64_t max_prompt = ctx.max_context() - dec.max_new_tokens;
     if (max_prompt < 2) throw std::invalid_argument("self_bleu: max_new_tokens leaves no room for the prompt");
-    const bool record = ctx.param<bool>("record_prompts");
 
-    nlohmann::json examples = nlohmann::json::array();
-    double sum = 0;
+    const std::vector<datasets::JsonRecord> lines = datasets::read_jsonl(data_files(ctx).front(), ctx.limit);
+    ExampleLoop loop(ctx, static_cast<int64_t>(lines.size()));
     int64_t defined = 0, undefined = 0;
-    for (const datasets::JsonRecord& line : datasets::read_jsonl(data_files(ctx).front(), ctx.limit)) {
+    for (const datasets::JsonRecord& line : lines) {
       const std::string where = line.file + ":" + std::to_string(line.line);
       std::string prompt = tmpl;
       prompt.replace(slot, 9, line.string_field("article"));
       std::vector<int64_t> ids = encode_prompt(ctx, prompt);
+      std::string original_prompt;  // recorded beside the prompt fed when the middle was cut
       if (static_cast<int64_t>(ids.size()) > max_prompt) {
         std::vector<int64_t> cut(ids.begin(), ids.begin() + max_prompt / 2);
         cut.insert(cut.end(), ids.end() - (max_prompt - max_prompt / 2), ids.end());
         ids = std::move(cut);
+        original_prompt = prompt;
+        prompt = ctx.tokenizer->decode({ids.begin(), ids.end()});
       }
       std::vector<std::string> outputs, units;
       if (mode == "sentences") {
@@ -119,34 +119,20 @@ class SelfBleuTask : public Task {
         }
         units = outputs;
       }
-      nlohmann::json score = nullptr;
-      if (units.size() >= 2) {
-        const double v = metrics::self_bleu(units, ngram).mean_numpy;
-        score = v;
-        sum += v;
-        ++defined;
-      } else {
-        ++undefined;
-      }
-      const std::string id = line.string_field_or("id", where);
-      examples.push_back({{"id", id},
-                          {"prompt_tokens", static_cast<int64_t>(ids.size())},
-                          {"prediction", outputs.front()},
-                          {"outputs", outputs},
-                          {"units", units.size()},
-                          {"references", nlohmann::json::array()},
-                          {"metrics", {{"self_bleu", score}}}});
-      if (record) examples.back()["prompt"] = prompt;
-      if (ctx.progress) ctx.progress(static_cast<int64_t>(examples.size()), ctx.limit);
+      // An output of fewer than two sentences has no Self-BLEU (null, left out of the mean).
+      const nlohmann::json score = units.size() >= 2 ? nlohmann::json(metrics::self_bleu(units, ngram).mean_numpy) : nullptr;
+      ++(score.is_null() ? undefined : defined);
+      Example e{line.string_field_or("id", where), static_cast<int64_t>(ids.size()), outputs.front(), {},
+                {{"self_bleu", score}}, {{"outputs", outputs}, {"units", units.size()}}, prompt};
+      if (!original_prompt.empty()) e.recorded_with_prompt["original_prompt"] = original_prompt;
+      loop.record(std::move(e));
     }
-    // An output of fewer than two sentences has no Self-BLEU: none at all fails the job.
     require_scored("self_bleu", defined, std::to_string(undefined) + " outputs with fewer than two sentences/samples");
-    nlohmann::json metrics = {{"self_bleu", mean_or_null(sum, defined)},
-                              {"scored", defined},
-                              {"undefined", undefined},
-                              {"mode", mode},
-                              {"ngram", ngram}};
-    return {{"metrics", metrics}, {"examples", examples}};
+    return loop.finish({{"self_bleu", loop.mean("self_bleu")},
+                        {"scored", defined},
+                        {"undefined", undefined},
+                        {"mode", mode},
+                        {"ngram", ngram}});
   }
 };
 

@@ -97,7 +97,6 @@ class SummarizationTask : public Task {
             {"max_new_tokens", {{"helm", spec_.helm_max_tokens}, {"h2o", spec_.helm_max_tokens}, {"buzz", 1000}}},
             {"metric", "ROUGE-1/2/L F-measure averaged over documents; rouge_geomean = (R1*R2*RL)^(1/3) of the "
                        "averages (BUZZ); helm: Google rouge_score with stemmer; h2o, buzz: pltrdy rouge"}};
-    if (!resolved_.is_null()) s["resolved"] = resolved_;  // what the last run used
     return s;
   }
 
@@ -108,129 +107,144 @@ class SummarizationTask : public Task {
     return files;
   }
 
-  nlohmann::json run(const TaskContext& ctx) const override {
-    const std::string style = ctx.param<std::string>("style");
-    const bool helm_format = style != "buzz";  // helm and h2o share HELM's blocks
-    const int64_t shots = ctx.param_or<int64_t>("shots", style == "helm" ? 5 : 0);
-    if (!helm_format && shots > 0) throw std::invalid_argument(spec_.name + ": the buzz style is 0-shot");
-    const std::string truncation = ctx.param<std::string>("truncation");
-    const std::string rouge = ctx.param_or<std::string>("rouge", style == "helm" ? "google" : "pltrdy");
-    const bool stemmer = ctx.param<bool>("stemmer");
-    const bool quirk = ctx.param_or<bool>("h2o_stop_quirk", style == "h2o");
-    const bool bos = ctx.param_or<bool>("bos", style != "h2o");
-    // H2O's run_summarization.py feeds request['article'] as it is: its files were made by HELM,
-    // but cleaning them again still changes articles longer than 512 words (and whitespace).
-    const bool clean = ctx.param_or<bool>("clean", style == "helm");
-    const int64_t doc_max_words = ctx.param<int64_t>("doc_max_words");
-    const uint32_t shots_seed = static_cast<uint32_t>(ctx.param<int64_t>("shots_seed"));
-    summarization::ShotPoolRule rule;
-    rule.doc_max_words = doc_max_words;
-    rule.min_words = ctx.param<int64_t>("shot_min_words");
-    rule.max_words = ctx.param<int64_t>("shot_max_words");
-    rule.xsum_filter = spec_.name == "xsum";
-    const std::string chat = ctx.param<std::string>("chat_template");
-    apply_chat_template(chat, "", *ctx.tokenizer);  // validates the name (and that the model has its own template)
-
-    DecodingSettings decoding;
-    decoding.max_new_tokens = ctx.param_or<int64_t>("max_new_tokens", helm_format ? spec_.helm_max_tokens : 1000);
-    decoding.temperature = ctx.param<double>("temperature");
-    decoding.top_p = ctx.param<double>("top_p");
-    if (helm_format && !quirk) decoding.stop_strings = {"###"};
-    const int64_t max_length = ctx.param_or<int64_t>("max_length", ctx.max_context());
-    // A chat template's own tokens come on top of the truncated prompt (LongBench's rule).
-    const int64_t template_tokens =
-        chat == "none" ? 0 : static_cast<int64_t>(ctx.tokenizer->encode(apply_chat_template(chat, "", *ctx.tokenizer), false).size());
-    const int64_t prompt_budget = max_length - decoding.max_new_tokens - template_tokens;
-    if (truncation != "none" && prompt_budget < 2)
-      throw std::invalid_argument(spec_.name + ": max_length " + std::to_string(max_length) + " leaves no room for a prompt after " +
-                                  std::to_string(decoding.max_new_tokens) + " new tokens");
-
-    std::vector<Document> docs = summarization::read_documents(data_path(ctx), spec_.num_sentences);
-    if (clean)  // HELM cleans every split (summaries too, without a length cut)
-      for (Document& d : docs) d.article = summarization::helm_clean(d.article, doc_max_words), d.summary = summarization::helm_clean(d.summary, 0);
-    const bool separate_pool = ctx.given("shots_file");
-    std::vector<Document> pool_storage;
-    std::vector<size_t> fixed_shots;  // HELM: one sample of the training split shared by every document
-    if (separate_pool) {
-      pool_storage = summarization::read_documents(data_files(ctx)[1], spec_.num_sentences);
-      if (helm_format) {
-        pool_storage = summarization::helm_training_pool(pool_storage, rule);
-        fixed_shots = summarization::helm_sample_examples(pool_storage, static_cast<size_t>(shots), shots_seed);
-      }
-    }
-    const std::vector<Document>& pool = separate_pool ? pool_storage : docs;
-    if (static_cast<int64_t>(pool.size()) - (separate_pool ? 0 : 1) < shots)
-      throw std::invalid_argument(spec_.name + ": " + std::to_string(shots) + " shots asked, the shot pool has " +
-                                  std::to_string(pool.size()) + " documents" +
-                                  (separate_pool && helm_format ? " after HELM's training filter (" + std::to_string(rule.min_words) + "-" +
-                                                                      std::to_string(rule.max_words) + " words)" : ""));
-
-    const size_t n = ctx.limit > 0 ? std::min<size_t>(static_cast<size_t>(ctx.limit), docs.size()) : docs.size();
-    nlohmann::json examples = nlohmann::json::array();
-    RougeTriple sum;
-    for (size_t i = 0; i < n; ++i) {
-      const Document& doc = docs[i];
+  TaskOutput run(const TaskContext& ctx) const override {
+    const Setup o = resolve(ctx);
+    const Corpus corpus = read_corpus(ctx, o);
+    ExampleLoop loop(ctx, static_cast<int64_t>(corpus.docs.size()));
+    for (int64_t i = 0; i < loop.size(); ++i) {
+      const Document& doc = corpus.docs[i];
       std::vector<const Document*> shot_docs;
-      const std::vector<size_t> chosen = separate_pool && helm_format ? fixed_shots
+      const std::vector<size_t> chosen = corpus.separate_pool && o.helm_format ? corpus.fixed_shots
           // The shots are part of the prompt, so task_params.shots_seed picks them, not the job's seed
           // (which samples and drives randomised policies: a seed axis must not change the prompts).
-          : summarization::pick_shots(pool.size(), separate_pool ? pool.size() : i, static_cast<size_t>(shots), shots_seed);
-      for (size_t j : chosen) shot_docs.push_back(&pool[j]);
-      auto build = [&] {
-        return helm_format ? summarization::helm_prompt(shot_docs, doc, spec_.num_sentences, /*keep_newline=*/style == "h2o")
-                           : summarization::buzz_prompt(doc);
-      };
-      std::string prompt = build();
-      bool truncated = false;
-      if (truncation == "helm") {
-        while (!shot_docs.empty() && static_cast<int64_t>(ctx.tokenizer->encode(prompt, true).size()) > prompt_budget) {
-          shot_docs.pop_back();
-          prompt = build();
-        }
-        TruncatedText t = truncate_right(*ctx.tokenizer, prompt, prompt_budget);
-        prompt = t.text;
-        truncated = t.truncated;
-      } else if (truncation == "middle" || truncation == "left") {
-        TruncatedText t = truncation == "middle" ? truncate_middle(*ctx.tokenizer, prompt, prompt_budget)
-                                                 : truncate_left(*ctx.tokenizer, prompt, prompt_budget);
-        prompt = t.text;
-        truncated = t.truncated;
-      }
-      prompt = apply_chat_template(chat, prompt, *ctx.tokenizer);  // around the truncated prompt, as LongBench
+          : summarization::pick_shots(corpus.pool().size(), corpus.separate_pool ? corpus.pool().size() : i,
+                                      static_cast<size_t>(o.shots), o.shots_seed);
+      for (size_t j : chosen) shot_docs.push_back(&corpus.pool()[j]);
+      const TruncatedText fitted = fit_prompt(ctx, o, shot_docs, doc);
+      const std::string prompt = apply_chat_template(o.chat, fitted.text, *ctx.tokenizer);  // around the truncated prompt, as LongBench
       // The model's own template already wrote its BOS (kvpress).
-      const std::vector<int> encoded = ctx.tokenizer->encode(prompt, bos && encode_adds_special_tokens(chat, prompt, *ctx.tokenizer));
+      const std::vector<int> encoded = ctx.tokenizer->encode(prompt, o.bos && encode_adds_special_tokens(o.chat, prompt, *ctx.tokenizer));
       const std::vector<int64_t> ids(encoded.begin(), encoded.end());
-      Completion c = complete(ctx, ids, decoding);
+      Completion c = complete(ctx, ids, o.decoding);
       std::string prediction = c.text;
-      if (helm_format && quirk) prediction = prediction.substr(0, prediction.find("###") == std::string::npos
-                                                               ? (prediction.empty() ? 0 : prediction.size() - 1)
-                                                               : prediction.find("###"));
-      const RougeTriple s = score_rouge(rouge, stemmer, prediction, doc.summary);
-      sum.r1 += s.r1;
-      sum.r2 += s.r2;
-      sum.rl += s.rl;
-      examples.push_back({{"id", doc.id},
-                          {"prompt_tokens", static_cast<int64_t>(ids.size())},
-                          {"shots", static_cast<int64_t>(shot_docs.size())},
-                          {"truncated", truncated},
-                          {"prediction", prediction},
-                          {"references", {doc.summary}},
-                          {"metrics", {{"rouge1", s.r1}, {"rouge2", s.r2}, {"rougeL", s.rl}}}});
-      if (ctx.param<bool>("record_prompts")) examples.back()["prompt"] = prompt;
-      if (ctx.progress) ctx.progress(static_cast<int64_t>(i) + 1, static_cast<int64_t>(n));
+      if (o.helm_format && o.quirk) prediction = prediction.substr(0, prediction.find("###") == std::string::npos
+                                                                   ? (prediction.empty() ? 0 : prediction.size() - 1)
+                                                                   : prediction.find("###"));
+      const RougeTriple r = score_rouge(o.rouge, o.stemmer, prediction, doc.summary);
+      loop.record({doc.id, static_cast<int64_t>(ids.size()), prediction, {doc.summary},
+                   {{"rouge1", r.r1}, {"rouge2", r.r2}, {"rougeL", r.rl}},
+                   {{"shots", static_cast<int64_t>(shot_docs.size())}, {"truncated", fitted.truncated}}, prompt});
     }
-    const double d = n ? static_cast<double>(n) : 1.0;
-    const double r1 = sum.r1 / d, r2 = sum.r2 / d, rl = sum.rl / d;
-    nlohmann::json metrics = {{"rouge1", r1}, {"rouge2", r2}, {"rougeL", rl},
-                              {"rouge_geomean", summarization::rouge_geometric_mean(r1, r2, rl)},
-                              {"examples", static_cast<int64_t>(n)}};
-    resolved_ = {{"style", style}, {"shots", shots}, {"truncation", truncation}, {"max_length", max_length},
-                 {"bos", bos}, {"clean", clean}, {"h2o_stop_quirk", quirk},
-                 {"shot_source", !separate_pool ? "evaluated file (seeded permutation)"
-                                 : helm_format ? "shots_file, HELM sample_examples" : "shots_file (seeded permutation)"},
-                 {"rouge", rouge + (rouge == "google" ? (stemmer ? " (stemmer)" : " (no stemmer)") : "")},
-                 {"decoding", decoding.to_json()}};
-    return {{"metrics", metrics}, {"examples", examples}};
+    nlohmann::json metrics = loop.means();
+    if (loop.recorded() > 0)
+      metrics["rouge_geomean"] = summarization::rouge_geometric_mean(metrics["rouge1"].get<double>(), metrics["rouge2"].get<double>(),
+                                                                     metrics["rougeL"].get<double>());
+    metrics["examples"] = loop.size();
+    return loop.finish(metrics, {{"style", o.style}, {"shots", o.shots}, {"truncation", o.truncation}, {"max_length", o.max_length},
+                                 {"bos", o.bos}, {"clean", o.clean}, {"h2o_stop_quirk", o.quirk},
+                                 {"shot_source", !corpus.separate_pool ? "evaluated file (seeded permutation)"
+                                                 : o.helm_format ? "shots_file, HELM sample_examples" : "shots_file (seeded permutation)"},
+                                 {"rouge", o.rouge + (o.rouge == "google" ? (o.stemmer ? " (stemmer)" : " (no stemmer)") : "")},
+                                 {"decoding", o.decoding.to_json()}});
+  }
+
+ private:
+  // The settings a job runs with, the defaults computed from the style resolved.
+  struct Setup {
+    std::string style, truncation, rouge, chat;
+    bool helm_format = true, stemmer = true, quirk = false, bos = true, clean = true;
+    int64_t shots = 0, max_length = 0, prompt_budget = 0;
+    uint32_t shots_seed = 0;
+    summarization::ShotPoolRule rule;
+    DecodingSettings decoding;
+  };
+
+  // The evaluated documents and the pool the shots come from.
+  struct Corpus {
+    std::vector<Document> docs;
+    std::vector<Document> separate;  // task_params.shots_file's documents (HELM: filtered)
+    bool separate_pool = false;
+    std::vector<size_t> fixed_shots;  // HELM: one sample of the training split shared by every document
+    const std::vector<Document>& pool() const { return separate_pool ? separate : docs; }
+  };
+
+  Setup resolve(const TaskContext& ctx) const {
+    Setup o;
+    o.style = ctx.param<std::string>("style");
+    o.helm_format = o.style != "buzz";  // helm and h2o share HELM's blocks
+    o.shots = ctx.param_or<int64_t>("shots", o.style == "helm" ? 5 : 0);
+    if (!o.helm_format && o.shots > 0) throw std::invalid_argument(spec_.name + ": the buzz style is 0-shot");
+    o.truncation = ctx.param<std::string>("truncation");
+    o.rouge = ctx.param_or<std::string>("rouge", o.style == "helm" ? "google" : "pltrdy");
+    o.stemmer = ctx.param<bool>("stemmer");
+    o.quirk = ctx.param_or<bool>("h2o_stop_quirk", o.style == "h2o");
+    o.bos = ctx.param_or<bool>("bos", o.style != "h2o");
+    // H2O's run_summarization.py feeds request['article'] as it is: its files were made by HELM,
+    // but cleaning them again still changes articles longer than 512 words (and whitespace).
+    o.clean = ctx.param_or<bool>("clean", o.style == "helm");
+    o.shots_seed = static_cast<uint32_t>(ctx.param<int64_t>("shots_seed"));
+    o.rule.doc_max_words = ctx.param<int64_t>("doc_max_words");
+    o.rule.min_words = ctx.param<int64_t>("shot_min_words");
+    o.rule.max_words = ctx.param<int64_t>("shot_max_words");
+    o.rule.xsum_filter = spec_.name == "xsum";
+    o.chat = ctx.param<std::string>("chat_template");
+    apply_chat_template(o.chat, "", *ctx.tokenizer);  // validates the name (and that the model has its own template)
+
+    o.decoding.max_new_tokens = ctx.param_or<int64_t>("max_new_tokens", o.helm_format ? spec_.helm_max_tokens : 1000);
+    o.decoding.temperature = ctx.param<double>("temperature");
+    o.decoding.top_p = ctx.param<double>("top_p");
+    if (o.helm_format && !o.quirk) o.decoding.stop_strings = {"###"};
+    o.max_length = ctx.param_or<int64_t>("max_length", ctx.max_context());
+    // A chat template's own tokens come on top of the truncated prompt (LongBench's rule).
+    const int64_t template_tokens =
+        o.chat == "none" ? 0 : static_cast<int64_t>(ctx.tokenizer->encode(apply_chat_template(o.chat, "", *ctx.tokenizer), false).size());
+    o.prompt_budget = o.max_length - o.decoding.max_new_tokens - template_tokens;
+    if (o.truncation != "none" && o.prompt_budget < 2)
+      throw std::invalid_argument(spec_.name + ": max_length " + std::to_string(o.max_length) + " leaves no room for a prompt after " +
+                                  std::to_string(o.decoding.max_new_tokens) + " new tokens");
+    return o;
+  }
+
+  Corpus read_corpus(const TaskContext& ctx, const Setup& o) const {
+    Corpus c;
+    c.docs = summarization::read_documents(data_path(ctx), spec_.num_sentences);
+    if (o.clean)  // HELM cleans every split (summaries too, without a length cut)
+      for (Document& d : c.docs) d.article = summarization::helm_clean(d.article, o.rule.doc_max_words), d.summary = summarization::helm_clean(d.summary, 0);
+    c.separate_pool = ctx.given("shots_file");
+    if (c.separate_pool) {
+      c.separate = summarization::read_documents(data_files(ctx)[1], spec_.num_sentences);
+      if (o.helm_format) {
+        c.separate = summarization::helm_training_pool(c.separate, o.rule);
+        c.fixed_shots = summarization::helm_sample_examples(c.separate, static_cast<size_t>(o.shots), o.shots_seed);
+      }
+    }
+    if (static_cast<int64_t>(c.pool().size()) - (c.separate_pool ? 0 : 1) < o.shots)
+      throw std::invalid_argument(spec_.name + ": " + std::to_string(o.shots) + " shots asked, the shot pool has " +
+                                  std::to_string(c.pool().size()) + " documents" +
+                                  (c.separate_pool && o.helm_format ? " after HELM's training filter (" + std::to_string(o.rule.min_words) + "-" +
+                                                                          std::to_string(o.rule.max_words) + " words)" : ""));
+    return c;
+  }
+
+  // The prompt of one document, cut to the budget by the job's truncation (HELM drops shots first).
+  TruncatedText fit_prompt(const TaskContext& ctx, const Setup& o, std::vector<const Document*>& shot_docs, const Document& doc) const {
+    auto build = [&] {
+      return o.helm_format ? summarization::helm_prompt(shot_docs, doc, spec_.num_sentences, /*keep_newline=*/o.style == "h2o")
+                           : summarization::buzz_prompt(doc);
+    };
+    std::string prompt = build();
+    if (o.truncation == "helm") {
+      while (!shot_docs.empty() && static_cast<int64_t>(ctx.tokenizer->encode(prompt, true).size()) > o.prompt_budget) {
+        shot_docs.pop_back();
+        prompt = build();
+      }
+      return truncate_right(*ctx.tokenizer, prompt, o.prompt_budget);
+    }
+    if (o.truncation == "middle") return truncate_middle(*ctx.tokenizer, prompt, o.prompt_budget);
+    if (o.truncation == "left") return truncate_left(*ctx.tokenizer, prompt, o.prompt_budget);
+    TruncatedText whole;
+    whole.text = prompt;
+    return whole;
   }
 
  private:
@@ -239,7 +253,6 @@ class SummarizationTask : public Task {
   }
 
   DatasetSpec spec_;
-  mutable nlohmann::json resolved_;
 };
 
 const TaskRegistration xsum({"xsum", "XSum summarization (HELM/H2O format or BUZZ prompt), ROUGE-1/2/L", {},

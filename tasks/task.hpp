@@ -10,8 +10,9 @@
 #include "tokenizers/tokenizer.hpp"
 #include "models/transformer.hpp"
 #include "policies/policy.hpp"
-#include "tasks/run_task.hpp"
 #include "base/param.hpp"
+#include "tasks/example_loop.hpp"
+#include "tasks/run_task.hpp"
 
 namespace kvbench::tasks {
 
@@ -94,12 +95,15 @@ class Task {
   virtual void check_params(const nlohmann::json& params) const { (void)params; }
   // The data files read (their sha256 enters the job id).
   virtual std::vector<std::string> data_files(const TaskContext& ctx) const = 0;
-  // {"metrics": {aggregates}, "examples": [...]}.
-  virtual nlohmann::json run(const TaskContext& ctx) const = 0;
+  // Runs the job's examples (through an ExampleLoop) and returns the aggregates, the records and
+  // the settings it resolved; the result records settings() with them, so a task instance keeps
+  // no state between jobs.
+  virtual TaskOutput run(const TaskContext& ctx) const = 0;
 };
 
-// What a result records and `kvbench tasks` prints: the task's settings and its declared parameters.
-nlohmann::json task_settings(const Task& task);
+// What a result records and `kvbench tasks` prints: the task's settings and its declared parameters
+// (and, for a job that ran, the settings it resolved).
+nlohmann::json task_settings(const Task& task, const nlohmann::json& resolved = nullptr);
 
 template <typename T>
 T TaskContext::read(const std::string& key, const nlohmann::json& value) const {

@@ -33,7 +33,11 @@ TEST(SelfBleuTask, SentenceModeScoresEachOutputsSentences) {
   nlohmann::json r = run_task({{"task", "self_bleu"}, {"limit", 2},
                                {"task_params", {{"max_new_tokens", 48}, {"record_prompts", true}}}});
   ASSERT_EQ(r["examples"].size(), 2u);
-  EXPECT_EQ(r["examples"][0]["prompt"].get<std::string>(), testing::golden_prompt("self_bleu_cnn_dailymail_first.txt"));
+  // The reference's prompt, before the middle cut; the prompt recorded is what was fed.
+  const nlohmann::json& first = r["examples"][0];
+  EXPECT_EQ(first["original_prompt"].get<std::string>(), testing::golden_prompt("self_bleu_cnn_dailymail_first.txt"));
+  EXPECT_LT(first["prompt"].get<std::string>().size(), first["original_prompt"].get<std::string>().size());
+  EXPECT_EQ(first["prompt_tokens"].get<int64_t>(), 512 - 48);  // the model context minus max_new_tokens
   double sum = 0;
   int64_t scored = 0;
   for (const auto& e : r["examples"]) {
