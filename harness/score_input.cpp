@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "base/known_fields.hpp"
 #include "datasets/jsonl_reader.hpp"
 #include "harness/score_metrics.hpp"
 #include "metrics/python_str.hpp"
@@ -45,15 +46,6 @@ std::vector<std::string> score_fields(const MetricScorer& scorer) {
   return fields;
 }
 
-void check_fields(const json& obj, const std::vector<std::string>& accepted, const std::string& where) {
-  for (auto it = obj.begin(); it != obj.end(); ++it) {
-    if (std::find(accepted.begin(), accepted.end(), it.key()) != accepted.end()) continue;
-    std::string list;
-    for (const auto& f : accepted) list += (list.empty() ? "" : ", ") + f;
-    throw std::invalid_argument(where + "unknown field \"" + it.key() + "\" (accepted: " + list + ")");
-  }
-}
-
 }  // namespace
 
 std::vector<ScoreExample> read_score_examples(const std::string& path, const MetricScorer& scorer) {
@@ -76,7 +68,8 @@ std::vector<ScoreExample> read_score_examples(const std::string& path, const Met
       ex.references = string_array(obj, "references", true, where, scorer.accepts_number_references());
       if (scorer.needs_all_classes()) ex.all_classes = string_array(obj, "all_classes", false, where);
     }
-    check_fields(obj, score_fields(scorer), where);  // after the fields read: "missing" says more
+    // After the fields read: "missing" says more.
+    base::require_known_fields(obj, score_fields(scorer), path + ":" + std::to_string(record.line));
     examples.push_back(std::move(ex));
     return true;
   });

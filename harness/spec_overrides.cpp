@@ -2,32 +2,30 @@
 
 #include <stdexcept>
 
+#include "base/known_fields.hpp"
 #include "datasets/json_parse.hpp"
 #include "harness/table_spec.hpp"
 
 namespace kvbench::harness {
 namespace {
 
-void check_keys(const nlohmann::json& object, std::initializer_list<const char*> allowed, const std::string& where) {
-  if (!object.is_object()) throw std::invalid_argument(where + ": must be an object");
-  for (auto it = object.begin(); it != object.end(); ++it) {
-    bool known = false;
-    for (const char* key : allowed) known = known || it.key() == key;
-    if (!known) throw std::invalid_argument(where + ": unknown field '" + it.key() + "'");
-  }
+void check_object(const nlohmann::json& object, const std::vector<std::string>& allowed, const std::string& origin,
+                  const std::string& path) {
+  if (!object.is_object()) throw std::invalid_argument(origin + (path.empty() ? "" : ": " + path) + ": must be an object");
+  base::require_known_fields(object, allowed, origin, path);
 }
 
 }  // namespace
 
 SpecOverrides SpecOverrides::load(const std::string& path) {
   const nlohmann::json file = datasets::read_json_file(path);
-  check_keys(file, {"about", "specs"}, path);
+  check_object(file, {"about", "specs"}, path, "");
   if (!file.contains("specs")) throw std::invalid_argument(path + ": specs: required field is missing");
   SpecOverrides out;
   out.path_ = path;
   for (auto it = file["specs"].begin(); it != file["specs"].end(); ++it) {
     const std::string where = path + ": specs." + it.key();
-    check_keys(it.value(), {"set", "why"}, where);
+    check_object(it.value(), {"set", "why"}, path, "specs." + it.key());
     if (it.value().contains("why") && !it.value()["why"].is_string()) throw std::invalid_argument(where + ".why: must be a string");
     out.specs_[it.key()] = check_job_fields(it.value().value("set", nlohmann::json::object()), where + ".set");
   }

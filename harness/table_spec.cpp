@@ -9,6 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "base/known_fields.hpp"
 #include "datasets/json_parse.hpp"
 #include "harness/output_escaping.hpp"
 #include "harness/plain_name.hpp"
@@ -25,14 +26,9 @@ using nlohmann::json;
 }
 
 // Rejects keys outside `allowed`, so a typo never silently drops a setting.
-void check_keys(const json& object, const std::set<std::string>& allowed, const std::string& origin,
+void check_keys(const json& object, const std::vector<std::string>& allowed, const std::string& origin,
                 const std::string& where) {
-  for (auto it = object.begin(); it != object.end(); ++it)
-    if (!allowed.count(it.key())) {
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      fail(origin, where.empty() ? it.key() : where + "." + it.key(), "unknown field (expected one of: " + list + ")");
-    }
+  base::require_known_fields(object, allowed, origin, where);
 }
 
 // A spec's text is printed into Markdown, LaTeX, gnuplot and HTML: one line, no control characters.

@@ -268,20 +268,20 @@ TEST_F(ScoreCli, BadInputErrorsNameFileLineAndField) {
   // Unknown fields are errors (a field the scorer ignored could be one the user meant to count);
   // "id" is a label any line may carry, "all_classes" belongs to classification only.
   const std::string unknown = write("unk.jsonl", good + "\n" + R"({"prediction": "a", "references": ["x"], "foo": 1})");
-  EXPECT_EQ(run("bleu", {}, unknown), unknown + ":2: unknown field \"foo\" (accepted: prediction, references, id)");
+  EXPECT_EQ(run("bleu", {}, unknown), unknown + ":2: foo: unknown field (expected one of: prediction, references, id)");
   const std::string per_line_dataset =
       write("ds.jsonl", R"({"prediction": "a", "references": ["a"], "dataset": "trec"})");
   EXPECT_EQ(run("longbench.qa_f1_score", {}, per_line_dataset),
-            per_line_dataset + ":1: unknown field \"dataset\" (accepted: prediction, references, id)");
+            per_line_dataset + ":1: dataset: unknown field (expected one of: prediction, references, id)");
   const std::string stray_classes = write("sc.jsonl", R"({"prediction": "a", "references": ["a"], "all_classes": []})");
   EXPECT_EQ(run("squad", {}, stray_classes),
-            stray_classes + ":1: unknown field \"all_classes\" (accepted: prediction, references, id)");
+            stray_classes + ":1: all_classes: unknown field (expected one of: prediction, references, id)");
   const std::string with_id =
       write("id.jsonl", R"({"id": "q1", "prediction": "a", "references": ["a"], "all_classes": ["a", "b"]})");
   EXPECT_EQ(run("longbench.classification_score", {}, with_id), "");
   EXPECT_EQ(run("self_bleu", {}, write("sid.jsonl", R"({"id": 3, "sentences": ["a b", "a c"]})")), "");
   EXPECT_EQ(run("self_bleu", {}, write("sp.jsonl", R"({"sentences": ["a b", "a c"], "prediction": "a"})")),
-            (dir_ / "sp.jsonl").string() + ":1: unknown field \"prediction\" (accepted: sentences, id)");
+            (dir_ / "sp.jsonl").string() + ":1: prediction: unknown field (expected one of: sentences, id)");
   const std::string no_sentences = write("nos.jsonl", good);
   EXPECT_EQ(run("self_bleu", {}, no_sentences), no_sentences + ":1: missing field \"sentences\"");
   EXPECT_NE(run("bleu", {}, write("empty.jsonl", "\n  \n")).find("no examples"), std::string::npos);
