@@ -40,7 +40,6 @@ class BumbleBeePolicy : public Policy {
         epsilon_(p["epsilon"]),
         local_ratio_(p["local_ratio"]),
         reduce_(parse_head_reduce(p["head_reduce"])) {
-    if (lambda_ < 0 || lambda_ > 1) throw std::invalid_argument("bumblebee: lambda must be in [0, 1]");
     if (local_ratio_ < 0 || local_ratio_ >= 1) throw std::invalid_argument("bumblebee: local_ratio must be in [0, 1)");
     // Checked whichever phi is chosen (only `power` reads them): a value given is a value checked.
     const double alpha = p["alpha"], beta = p["beta"];
@@ -49,8 +48,6 @@ class BumbleBeePolicy : public Policy {
                                   ", beta " + p["beta"].dump());
     // The stochastic greedy samples n/k·log(1/ε) candidates: ε outside (0, 1) makes that count meaningless.
     if (!(epsilon_ > 0 && epsilon_ < 1)) throw std::invalid_argument("bumblebee: epsilon must be in (0, 1)");
-    if (mode_ != "auto" && mode_ != "offline" && mode_ != "online")
-      throw std::invalid_argument("bumblebee: mode must be auto, offline or online");
   }
 
   std::string name() const override { return "bumblebee"; }
@@ -139,7 +136,7 @@ const PolicyRegistration registration({
     "bumblebee",
     "Submodular summary (facility location + concave accumulated attention) plus a recent window",
     "BumbleBee (bumblebee.txt §5, Alg. 1 offline greedy, Alg. 2 online streaming; App. D–E)",
-    {params::Param::number("lambda", 0.3, "λ: weight of facility location vs the concave attention term (§5)"),
+    {params::Param::number("lambda", 0.3, "λ: weight of facility location vs the concave attention term (§5)", 0, 1),
      params::Param::choice("phi", "log", {"log", "power"}, "ϕ: log(1+x) (♥) or the power-based inverse (♦)"),
      params::Param::number("alpha", 0.04, "α of the power ϕ (read with phi: power)"),
      params::Param::number("beta", 1.0, "β of the power ϕ (read with phi: power)"),

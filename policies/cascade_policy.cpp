@@ -44,14 +44,14 @@ CascadeReduce parse_cascade_reduce(const std::string& name) {
   if (name == "mean") return CascadeReduce::kMean;
   if (name == "median") return CascadeReduce::kMedian;
   if (name == "max") return CascadeReduce::kMax;
-  throw std::invalid_argument("cascade: head_reduce must be mean, median or max, got '" + name + "'");
+  throw std::logic_error("cascade: head_reduce '" + name + "' is not a declared choice");
 }
 
 int64_t parse_base(const std::string& name) {
   if (name == "pow2") return 2;
   if (name == "pow3") return 3;
   if (name == "pow4") return 4;
-  throw std::invalid_argument("cascade: cascade_function must be pow2, pow3 or pow4, got '" + name + "'");
+  throw std::logic_error("cascade: cascade_function '" + name + "' is not a declared choice");
 }
 
 class CascadePolicy : public Policy {
@@ -66,8 +66,6 @@ class CascadePolicy : public Policy {
         gamma_param_(p["gamma"]),
         gamma_from_window_(p["gamma_from_window"]),
         eager_fill_(p["eager_fill"]) {
-    if (sinks_ < 0 || n_cascades_ < 1) throw std::invalid_argument("cascade: need sinks >= 0 and cascades >= 1");
-    if (!(gamma_param_ >= 0 && gamma_param_ <= 1)) throw std::invalid_argument("cascade: gamma must be in [0, 1]");
   }
 
   std::string name() const override { return "cascade"; }
@@ -193,13 +191,13 @@ const PolicyRegistration registration({
     "EMA-attention token selection, positions by cache slot",
     "Cascading KV cache (cascading-kv-cache.txt §3.1 eq. 4, Alg. 1, App. B gamma, App. C homogeneous heads; "
     "Tables 3, 5 ablations); defaults follow the official code, jeffwillette/cascading_kv_cache",
-    {params::Param::integer("sinks", 4, "attention sinks (§4: the first 4 tokens)"),
-     params::Param::integer("cascades", 4, "N, the number of sub-caches"),
+    {params::Param::integer("sinks", 4, "attention sinks (§4: the first 4 tokens)", 0),
+     params::Param::integer("cascades", 4, "N, the number of sub-caches", 1),
      params::Param::choice("cascade_function", "pow2", {"pow2", "pow3", "pow4"}, "sub-cache i accepts 1/base^(i-1) (Table 5)"),
      params::Param::flag("sinks_on_top", true, "the sinks come in addition to the budget (§4)"),
      params::Param::flag("token_selection", true, "false: Table 3's w/o token selection (static pattern)"),
      params::Param::choice("head_reduce", "mean", {"mean", "median", "max"}, "ρ, the reduction over heads (Table 5)"),
-     params::Param::number("gamma", 0.9999999, "γ of the attention EMA (the reference's fixed value)"),
+     params::Param::number("gamma", 0.9999999, "γ of the attention EMA (the reference's fixed value)", 0, 1),
      params::Param::flag("gamma_from_window", false, "γ = exp(−N·ln 100/|C|) (App. B)"),
      params::Param::flag("eager_fill", true, "every sub-cache accepts until |C| non-sink tokens were seen (the reference)")},
     [](const nlohmann::json& p) { return std::make_unique<CascadePolicy>(p); }});

@@ -44,15 +44,9 @@ class KvecPolicy : public Policy {
         reduce_(parse_head_reduce(p["head_reduce"])),
         gqa_(parse_gqa_mode(p["gqa"])),
         std_over_all_(parse_std_over(p["std_over"])) {
-    if (window_ < 1 || wide_window_ < window_) throw std::invalid_argument("kvec: need 1 <= window <= wide_window");
-    if (!(beta_ >= 0.0 && beta_ <= 1.0))
-      throw std::invalid_argument("kvec: parameter 'beta' (the forced share of the budget) must be in [0, 1], got " +
-                                  std::to_string(beta_));
-    if (!(lambda_ >= 0.0)) throw std::invalid_argument("kvec: parameter 'lambda' must be >= 0, got " + std::to_string(lambda_));
-    if (delta_ < 0) throw std::invalid_argument("kvec: parameter 'delta' must be >= 0, got " + std::to_string(delta_));
-    if (criterion_ != "std" && criterion_ != "entropy") throw std::invalid_argument("kvec: head_criterion must be std or entropy");
-    if (pooling_ != "max" && pooling_ != "avg" && pooling_ != "none") throw std::invalid_argument("kvec: pooling must be max, avg or none");
-    if (kernel_ < 1 || kernel_ % 2 == 0) throw std::invalid_argument("kvec: kernel must be odd and positive");
+    // Ranges and choices are the declaration's; these relate two parameters or need parity.
+    if (wide_window_ < window_) throw std::invalid_argument("kvec: need window <= wide_window");
+    if (kernel_ % 2 == 0) throw std::invalid_argument("kvec: kernel must be odd");
   }
 
   std::string name() const override { return "kvec"; }
@@ -167,7 +161,7 @@ class KvecPolicy : public Policy {
   static bool parse_std_over(const std::string& v) {
     if (v == "all") return true;
     if (v == "prefix") return false;
-    throw std::invalid_argument("kvec: std_over must be all or prefix, got '" + v + "'");
+    throw std::logic_error("kvec: std_over '" + v + "' is not a declared choice");
   }
 
   // Sample standard deviation of every row (divisor n − 1, as torch's std; σ = 0 for one token),
@@ -217,16 +211,16 @@ const PolicyRegistration registration({
     "kvec",
     "SnapKV scoring with cross-head (wider window on unfocused heads) and cross-layer coverage",
     "K-VEC (k-vec.txt §4, Alg. 1; §5.1 defaults δ = 3, O' = 32, λ = 1.0, β = 25 % (Table 10d))",
-    {params::Param::integer("window", 16, "O, observation window (eq. 8)"),
-     params::Param::integer("wide_window", 32, "O', the wider window of the rescored heads (eq. 11, Table 10b)"),
-     params::Param::integer("delta", 3, "δ, heads of lowest focus rescored (Table 10e)"),
-     params::Param::number("lambda", 1.0, "λ, weight of the coverage term (eq. 15, Table 10c)"),
-     params::Param::number("beta", 0.25, "β, share of the budget forced kept by P (eq. 16, Table 10d)"),
+    {params::Param::integer("window", 16, "O, observation window (eq. 8)", 1),
+     params::Param::integer("wide_window", 32, "O', the wider window of the rescored heads (eq. 11, Table 10b)", 1),
+     params::Param::integer("delta", 3, "δ, heads of lowest focus rescored (Table 10e)", 0),
+     params::Param::number("lambda", 1.0, "λ, weight of the coverage term (eq. 15, Table 10c)", 0),
+     params::Param::number("beta", 0.25, "β, share of the budget forced kept by P (eq. 16, Table 10d)", 0, 1),
      params::Param::flag("head_coverage", true, "the cross-head module (Table 10a)"),
      params::Param::flag("layer_coverage", true, "the cross-layer module (Table 10a)"),
      params::Param::choice("head_criterion", "std", {"std", "entropy"}, "how unfocused heads are found (Table 10f)"),
      params::Param::choice("pooling", "max", {"max", "avg", "none"}, "SnapKV's pooling of P and the focus term"),
-     params::Param::integer("kernel", 7, "pooling kernel (odd)"),
+     params::Param::integer("kernel", 7, "pooling kernel (odd)", 1),
      params::Param::flag("force_literal_one", false, "eq. 16's literal 1.0 for the forced tokens"),
      params::Param::choice("std_over", "all", {"all", "prefix"}, "σ of eq. 10 over all tokens or outside the window"),
      gqa_param(),

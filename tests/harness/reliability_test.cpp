@@ -95,8 +95,8 @@ TEST(HostileSpecs, NonsenseValuesAreRejectedUpFront) {
     for (auto it = extra.begin(); it != extra.end(); ++it) spec[it.key()] = it.value();
     return error_of([&] { tasks::normalize_job_spec(spec); });
   };
-  EXPECT_TRUE(contains(with({{"policy_params", {{"beta", -1.0}}}}), "kvec: parameter 'beta'"));
-  EXPECT_TRUE(contains(with({{"policy_params", {{"beta", 1.5}}}}), "must be in [0, 1]"));
+  EXPECT_TRUE(contains(with({{"policy_params", {{"beta", -1.0}}}}), "field 'beta' of policy 'kvec' must be"));
+  EXPECT_TRUE(contains(with({{"policy_params", {{"beta", 1.5}}}}), "<= 1"));
   EXPECT_EQ(with({{"policy_params", {{"beta", 0.5}}}}), "(no error)");
   EXPECT_TRUE(contains(with({{"budget", ""}}), "budget is empty"));
   EXPECT_TRUE(contains(with({{"device", "tpu"}}), "device must be cpu, cuda or cuda:N, got 'tpu'"));
