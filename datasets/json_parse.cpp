@@ -1,7 +1,6 @@
 #include "datasets/json_parse.hpp"
 
 #include <cctype>
-#include <unordered_set>
 #include <vector>
 
 #include "datasets/regular_file.hpp"
@@ -93,32 +92,129 @@ struct DuplicateKey {
   int occurrence;  // how many times the key had been seen as a key before, anywhere, + 1
 };
 
-// Which occurrence of `key` as a key (1-based, anywhere in the text) repeats one in its own object:
-// a second pass, on the error path only, so the first keeps no count of every key.
-int duplicate_occurrence(std::string_view text, const std::string& key) {
-  std::vector<bool> seen_in_object;
-  int occurrence = 0;
-  auto callback = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using Event = nlohmann::json::parse_event_t;
-    if (event == Event::object_start) {
-      seen_in_object.push_back(false);
-    } else if (event == Event::object_end) {
-      if (!seen_in_object.empty()) seen_in_object.pop_back();
-    } else if (event == Event::key && !seen_in_object.empty() && parsed.get_ref<const std::string&>() == key) {
-      ++occurrence;
-      if (seen_in_object.back()) throw DuplicateKey{key, occurrence};
-      seen_in_object.back() = true;
-    }
+using Json = nlohmann::json;
+
+// nlohmann's DOM builder (json_sax_dom_parser) plus the duplicate-key check, as a SAX handler.
+// Not nlohmann's callback parser: its end_object scans the whole parent container for a
+// discarded value after every object, quadratic in an array of objects (a tokenizer.json with
+// 200,000 added_tokens took 30 s). Each key is inserted once into its object's map, and an
+// insertion that finds the key already there is the duplicate: no separate set of keys.
+class CheckedDomBuilder {
+ public:
+  explicit CheckedDomBuilder(Json& root) : root_(root) {}
+
+  bool null() { return value(nullptr); }
+  bool boolean(bool v) { return value(v); }
+  bool number_integer(Json::number_integer_t v) { return value(v); }
+  bool number_unsigned(Json::number_unsigned_t v) { return value(v); }
+  bool number_float(Json::number_float_t v, const Json::string_t&) { return value(v); }
+  bool string(Json::string_t& v) { return value(std::move(v)); }
+  bool binary(Json::binary_t& v) { return value(std::move(v)); }
+  bool start_object(std::size_t) {
+    open_.push_back(place(Json::object()));
     return true;
-  };
-  try {
-    const nlohmann::json reparsed = nlohmann::json::parse(text.begin(), text.end(), callback);
-    (void)reparsed;  // only the callback's count matters
-  } catch (const DuplicateKey& d) {
-    return d.occurrence;
-  } catch (const nlohmann::json::exception&) {
   }
-  return 1;
+  bool key(Json::string_t& k) {
+    auto inserted = open_.back()->get_ref<Json::object_t&>().try_emplace(k, nullptr);
+    if (!inserted.second) throw DuplicateKey{k, 0};
+    member_ = &inserted.first->second;
+    return true;
+  }
+  bool end_object() {
+    open_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) {
+    open_.push_back(place(Json::array()));
+    return true;
+  }
+  bool end_array() {
+    open_.pop_back();
+    return true;
+  }
+  // Rethrown as the parser made it (parse_error with its byte, out_of_range for a number).
+  template <class Exception>
+  bool parse_error(std::size_t, const std::string&, const Exception& e) {
+    throw e;
+  }
+
+ private:
+  template <class V>
+  bool value(V&& v) {
+    place(Json(std::forward<V>(v)));
+    return true;
+  }
+  // The new value's home: the root, the end of the open array, or the member of the open object
+  // whose key came last. Containers on open_ stay put: nothing is added to an array while its
+  // last element is the open one, and std::map never moves its values.
+  Json* place(Json&& v) {
+    if (open_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    Json& top = *open_.back();
+    if (top.is_array()) {
+      auto& array = top.get_ref<Json::array_t&>();
+      array.push_back(std::move(v));
+      return &array.back();
+    }
+    *member_ = std::move(v);
+    return member_;
+  }
+
+  Json& root_;
+  std::vector<Json*> open_;  // the objects and arrays not yet closed, outermost first
+  Json* member_ = nullptr;    // the value slot of the last key
+};
+
+// Which occurrence of `key` as a key (1-based, anywhere in the text) repeats one in its own object:
+// a second pass, on the error path only, so the first keeps no count of every key. Builds nothing.
+class DuplicateCounter {
+ public:
+  explicit DuplicateCounter(const std::string& key) : key_(key) {}
+
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number_integer(Json::number_integer_t) { return true; }
+  bool number_unsigned(Json::number_unsigned_t) { return true; }
+  bool number_float(Json::number_float_t, const Json::string_t&) { return true; }
+  bool string(Json::string_t&) { return true; }
+  bool binary(Json::binary_t&) { return true; }
+  bool start_object(std::size_t) {
+    seen_in_object_.push_back(false);
+    return true;
+  }
+  bool key(Json::string_t& k) {
+    if (k != key_) return true;
+    ++occurrence_;
+    if (seen_in_object_.back()) {
+      found_ = true;
+      return false;  // stops the parse
+    }
+    seen_in_object_.back() = true;
+    return true;
+  }
+  bool end_object() {
+    seen_in_object_.pop_back();
+    return true;
+  }
+  bool start_array(std::size_t) { return true; }
+  bool end_array() { return true; }
+  bool parse_error(std::size_t, const std::string&, const Json::exception&) { return false; }
+
+  int occurrence() const { return found_ ? occurrence_ : 1; }
+
+ private:
+  const std::string& key_;
+  std::vector<bool> seen_in_object_;
+  int occurrence_ = 0;
+  bool found_ = false;
+};
+
+int duplicate_occurrence(std::string_view text, const std::string& key) {
+  DuplicateCounter counter(key);
+  Json::sax_parse(text.begin(), text.end(), &counter);
+  return counter.occurrence();
 }
 
 }  // namespace
@@ -139,22 +235,11 @@ std::vector<size_t> json_array_element_offsets(std::string_view text) {
 
 nlohmann::json parse_json(std::string_view text, const std::string& origin, int64_t first_line) {
   check_depth(text, origin, first_line);
-  // Hashed: a tokenizer.json holds ~150k keys in one object (its vocabulary).
-  std::vector<std::unordered_set<std::string>> open_objects;
-  auto callback = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using Event = nlohmann::json::parse_event_t;
-    if (event == Event::object_start) {
-      open_objects.emplace_back();
-    } else if (event == Event::object_end) {
-      if (!open_objects.empty()) open_objects.pop_back();
-    } else if (event == Event::key && !open_objects.empty()) {
-      const std::string& key = parsed.get_ref<const std::string&>();
-      if (!open_objects.back().insert(key).second) throw DuplicateKey{key, 0};
-    }
-    return true;
-  };
   try {
-    return nlohmann::json::parse(text.begin(), text.end(), callback);
+    Json root;
+    CheckedDomBuilder builder(root);
+    Json::sax_parse(text.begin(), text.end(), &builder);  // strict: nothing may follow the value
+    return root;
   } catch (const DuplicateKey& d) {
     const size_t at = nth_key_offset(text, d.key, duplicate_occurrence(text, d.key));
     fail_at(text, at == std::string_view::npos ? 0 : at, origin, first_line,

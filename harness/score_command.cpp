@@ -7,13 +7,15 @@
 // longbench.classification_score); for self_bleu {"sentences": ["...", ...]}; any line may also
 // hold an "id" label. Any other field is an error, as in tokenize and chat-template input (a
 // field the scorer ignored could be one the user expected to count); blank lines are skipped.
-// Any problem is one error naming FILE:LINE and the field.
+// Any problem is one error naming FILE:LINE and the field, as is an example beyond a scorer's
+// stated bound (metrics/scorer_limits.hpp, printed by --help).
 #include <iostream>
 #include <map>
 #include <memory>
 
 #include "harness/command.hpp"
 #include "harness/score_metrics.hpp"
+#include "metrics/scorer_limits.hpp"
 
 namespace kvbench::harness {
 namespace {
@@ -72,6 +74,12 @@ const CommandRegistration registration(
           ->required();
       app.add_option("--param", args->params, "metric parameter key=value (repeatable)");
       app.add_flag("--per-example", args->per_example, "also print one object per input line");
+      app.footer("Stated bounds (metrics/README.md): the scorers whose work grows with the product of two lengths fail "
+                 "with one error naming the line beyond them: rougeL and code_sim_score's Levenshtein " +
+                 std::to_string(metrics::kMaxLcsLengthWords) + " bit-parallel LCS word steps (two 200,000-word "
+                 "texts take 6.25e8), rougeLsum and pltrdy rouge-l " + std::to_string(metrics::kMaxLcsTableCells) +
+                 " LCS table cells summed over sentence pairs, code_sim_score's difflib " +
+                 std::to_string(metrics::kMaxDifflibSteps) + " SequenceMatcher steps.");
       return [args] { return run_score(*args); };
     });
 

@@ -133,6 +133,10 @@ class PltrdyMetric : public MetricScorer {
           }
         } catch (const metrics::PltrdyError& e) {
           if (first_error.empty()) first_error = e.what();
+        } catch (const std::exception& e) {
+          // The reference's own errors above are per-example results; anything else (a stated
+          // bound of kvbench) fails the command, naming the line.
+          throw ScoreLineError(ex.line, e.what());
         }
       }
       if (!best) {

@@ -7,7 +7,9 @@
 #include <unordered_set>
 #include <vector>
 
+#include "metrics/lcs_length.hpp"
 #include "metrics/longbench_metrics.hpp"
+#include "metrics/scorer_limits.hpp"
 #include "metrics/unicode.hpp"
 
 namespace kvbench::metrics {
@@ -17,21 +19,24 @@ double levenshtein_ratio(const std::u32string& a, const std::u32string& b) {
   // i.e. the indel distance lensum - 2*LCS.
   size_t lensum = a.size() + b.size();
   if (lensum == 0) return 1.0;
-  std::vector<size_t> prev(b.size() + 1, 0), cur(b.size() + 1, 0);
-  for (size_t i = 1; i <= a.size(); ++i) {
-    for (size_t j = 1; j <= b.size(); ++j) {
-      cur[j] = (a[i - 1] == b[j - 1]) ? prev[j - 1] + 1 : std::max(prev[j], cur[j - 1]);
-    }
-    std::swap(prev, cur);
+  const uint64_t work = detail::lcs_length_words(a.size(), b.size());
+  if (work > kMaxLcsLengthWords) {
+    throw ScorerLimitError(scorer_limit_message(
+        "fuzz.ratio (python-Levenshtein)",
+        std::to_string(a.size()) + " x " + std::to_string(b.size()) + " code points", work,
+        "bit-parallel LCS word steps", kMaxLcsLengthWords));
   }
-  size_t lcs = prev[b.size()];
+  size_t lcs = detail::lcs_length(a, b);
   size_t dist = lensum - 2 * lcs;
   return static_cast<double>(lensum - dist) / static_cast<double>(lensum);
 }
 
 namespace {
 
-// difflib.SequenceMatcher(None, a, b) internals needed for ratio().
+// difflib.SequenceMatcher(None, a, b) internals needed for ratio(). find_longest_match is the
+// reference's loop with two exact shortcuts: elements of a absent from b2j (popular or not in b)
+// are skipped, since they only empty j2len, which a row with no stamp reproduces; and the j2len
+// dicts are two arrays over b's positions stamped with the row (the element of a) that wrote them.
 class SequenceMatcher {
  public:
   SequenceMatcher(const std::u32string& a, const std::u32string& b) : a_(a), b_(b) {
@@ -44,6 +49,17 @@ class SequenceMatcher {
         it = (it->second.size() > ntest) ? b2j_.erase(it) : std::next(it);
       }
     }
+    // b2j_ is final: pointers to its vectors stay valid.
+    for (size_t i = 0; i < a.size(); ++i) {
+      auto it = b2j_.find(a[i]);
+      if (it != b2j_.end()) seeds_.push_back({i, &it->second});
+    }
+    // The first call, find_longest_match(0, len(a), 0, len(b)), visits every position of every
+    // seed: when that alone passes the bound the error is certain, so raise it before any work.
+    uint64_t first_call = 0;
+    for (const Seed& seed : seeds_) first_call += 1 + seed.js->size();
+    if (first_call > kMaxDifflibSteps) limit_error(first_call);
+    if (!seeds_.empty()) j2len_.assign(2 * b.size(), Entry{0, 0});
   }
 
   struct Match {
@@ -52,30 +68,38 @@ class SequenceMatcher {
 
   Match find_longest_match(size_t alo, size_t ahi, size_t blo, size_t bhi) const {
     size_t besti = alo, bestj = blo, bestsize = 0;
-    std::unordered_map<size_t, size_t> j2len, newj2len;
-    static const std::vector<size_t> nothing;
-    for (size_t i = alo; i < ahi; ++i) {
-      newj2len.clear();
-      auto it = b2j_.find(a_[i]);
-      const auto& js = it == b2j_.end() ? nothing : it->second;
-      for (size_t j : js) {
+    // Rows of this call are base + 1 + (i - alo): unique across calls, consecutive for
+    // consecutive i, so "j2len of row i - 1" is a stamp equal to row - 1.
+    const uint64_t base = next_row_;
+    next_row_ += (ahi - alo) + 1;
+    auto seed = std::lower_bound(seeds_.begin(), seeds_.end(), alo,
+                                 [](const Seed& s, size_t i) { return s.i < i; });
+    for (; seed != seeds_.end() && seed->i < ahi; ++seed) {
+      const size_t i = seed->i;
+      const uint64_t row = base + 1 + (i - alo);
+      const size_t cur = static_cast<size_t>(row & 1), prev = cur ^ 1;
+      size_t visited = 0;  // positions of a[i] in b looked at, as the reference's loop does
+      for (size_t j : *seed->js) {
+        ++visited;
         if (j < blo) continue;
         if (j >= bhi) break;
         size_t prevlen = 0;
         if (j > 0) {
-          auto p = j2len.find(j - 1);
-          if (p != j2len.end()) prevlen = p->second;
+          const Entry& e = j2len_[2 * (j - 1) + prev];
+          if (e.row == row - 1) prevlen = e.len;
         }
-        size_t k = newj2len[j] = prevlen + 1;
+        size_t k = prevlen + 1;
+        j2len_[2 * j + cur] = Entry{row, k};
         if (k > bestsize) {
           besti = i - k + 1;
           bestj = j - k + 1;
           bestsize = k;
         }
       }
-      std::swap(j2len, newj2len);
+      count_steps(1 + visited);
     }
     // No junk (isjunk=None): extend over equal elements on both sides (popular ones included).
+    size_t before = bestsize;
     while (besti > alo && bestj > blo && a_[besti - 1] == b_[bestj - 1]) {
       --besti;
       --bestj;
@@ -85,6 +109,7 @@ class SequenceMatcher {
            a_[besti + bestsize] == b_[bestj + bestsize]) {
       ++bestsize;
     }
+    count_steps(1 + bestsize - before);
     return {besti, bestj, bestsize};
   }
 
@@ -106,9 +131,38 @@ class SequenceMatcher {
   }
 
  private:
+  // The reference's loops are quadratic on adversarial text (many elements that are frequent,
+  // but under autojunk's 1% threshold, and many small matches); stop beyond the stated bound.
+  // A step: an element of a in b2j, a position of it in b looked at, a call, an extension.
+  void count_steps(uint64_t n) const {
+    steps_ += n;
+    if (steps_ > kMaxDifflibSteps) limit_error(steps_);
+  }
+
+  [[noreturn]] void limit_error(uint64_t steps) const {
+    throw ScorerLimitError(scorer_limit_message(
+        "fuzz.ratio (difflib)", std::to_string(a_.size()) + " x " + std::to_string(b_.size()) + " code points",
+        steps, "or more SequenceMatcher steps", kMaxDifflibSteps));
+  }
+
+  struct Seed {
+    size_t i;                        // a position of a
+    const std::vector<size_t>* js;   // b2j[a[i]]
+  };
+
   const std::u32string& a_;
   const std::u32string& b_;
   std::unordered_map<char32_t, std::vector<size_t>> b2j_;
+  std::vector<Seed> seeds_;  // the positions of a whose element is in b2j, ascending
+  // j2len[j] of the last row with parity p at 2 * j + p, valid where `row` is the row wanted.
+  // Entries of j - 1 and j sit side by side: one cache line for the read and the write.
+  struct Entry {
+    uint64_t row;
+    size_t len;
+  };
+  mutable std::vector<Entry> j2len_;
+  mutable uint64_t next_row_ = 1;  // rows start at 2: no row - 1 equals the initial stamp 0
+  mutable uint64_t steps_ = 0;
 };
 
 }  // namespace

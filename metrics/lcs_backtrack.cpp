@@ -30,8 +30,15 @@ void fill_rows(const std::vector<int>& x, const std::vector<int>& y, size_t r0, 
 
 LcsPath lcs_backtrack(const std::vector<int>& x, const std::vector<int>& y, LcsTie tie) {
   LcsPath path;
-  size_t rows = x.size(), w = y.size() + 1;
-  if (rows == 0 || y.empty()) return path;
+  if (x.empty() || y.empty()) return path;
+  // The table is stored with the longer sequence down the rows (t(i, j) of x, y is row j,
+  // column i of y, x when y is longer): checkpointing by rows then keeps ~2*sqrt(rows) rows of
+  // the shorter width, at most ~27 MB for the 5e8 cells of kMaxLcsTableCells, however unequal
+  // the lengths. The values, hence the path, are the same either way.
+  const bool transposed = x.size() < y.size();
+  const std::vector<int>& a = transposed ? y : x;
+  const std::vector<int>& b = transposed ? x : y;
+  size_t rows = a.size(), w = b.size() + 1;
   // Block height: whole table when small, ~sqrt(rows) otherwise.
   size_t block = (rows + 1) * w <= (size_t{1} << 22)
                      ? rows
@@ -45,17 +52,19 @@ LcsPath lcs_backtrack(const std::vector<int>& x, const std::vector<int>& y, LcsT
     std::vector<uint32_t> zero(w, 0), buf;
     checkpoints.push_back(zero);
     for (size_t r0 = 0; r0 + block < rows; r0 += block) {
-      fill_rows(x, y, r0, r0 + block, checkpoints.back().data(), buf);
+      fill_rows(a, b, r0, r0 + block, checkpoints.back().data(), buf);
       checkpoints.emplace_back(buf.end() - static_cast<long>(w), buf.end());
     }
   }
   size_t loaded_r0 = SIZE_MAX;
-  auto t = [&](size_t i, size_t j) -> uint32_t { return rows_buf[(i - loaded_r0) * w + j]; };
-  size_t i = rows, j = y.size();
+  auto stored = [&](size_t r, size_t c) -> uint32_t { return rows_buf[(r - loaded_r0) * w + c]; };
+  auto t = [&](size_t i, size_t j) -> uint32_t { return transposed ? stored(j, i) : stored(i, j); };
+  size_t i = x.size(), j = y.size();
   while (i > 0 && j > 0) {
-    size_t r0 = ((i - 1) / block) * block;  // the block holding rows i-1 and i
+    const size_t row = transposed ? j : i;     // t(i, j - 1) and t(i - 1, j) lie in stored rows
+    size_t r0 = ((row - 1) / block) * block;  // row - 1 and row: the block holding both
     if (r0 != loaded_r0) {
-      fill_rows(x, y, r0, std::min(r0 + block, rows), checkpoints[r0 / block].data(), rows_buf);
+      fill_rows(a, b, r0, std::min(r0 + block, rows), checkpoints[r0 / block].data(), rows_buf);
       loaded_r0 = r0;
     }
     ++path.steps;
@@ -78,6 +87,10 @@ LcsPath lcs_backtrack(const std::vector<int>& x, const std::vector<int>& y, LcsT
     }
   }
   return path;
+}
+
+uint64_t mul_saturating(uint64_t a, uint64_t b) {
+  return (a != 0 && b > UINT64_MAX / a) ? UINT64_MAX : a * b;
 }
 
 }  // namespace kvbench::metrics::detail

@@ -12,7 +12,8 @@ namespace kvbench::metrics {
 double lb_qa_f1_score(const std::string& prediction, const std::string& ground_truth);
 
 // rouge_score: pltrdy rouge-l f; *every* exception (empty hypothesis/reference, RecursionError)
-// gives 0.0, as the reference's bare except does.
+// gives 0.0, as the reference's bare except does. kvbench's own stated bound (ScorerLimitError,
+// rouge_pltrdy.hpp) is not the reference's and is thrown on.
 double lb_rouge_score(const std::string& prediction, const std::string& ground_truth);
 
 // classification_score: the classes that are substrings of the prediction (case-sensitive), then
@@ -35,6 +36,8 @@ enum class FuzzBackend {
 
 // fuzzywuzzy fuzz.ratio(a, b): 0 if either is empty, 100 if equal, else
 // int(round(100 * ratio)) with Python's round-half-even. Strings are compared by code point.
+// Stated bounds (scorer_limits.hpp), ScorerLimitError beyond them: Levenshtein's LCS (bit-parallel)
+// kMaxLcsLengthWords, checked first; difflib's loops kMaxDifflibSteps, counted as they run.
 int fuzz_ratio(const std::string& a, const std::string& b,
                FuzzBackend backend = FuzzBackend::Levenshtein);
 // python-Levenshtein ratio / difflib SequenceMatcher.ratio on code points (exposed for tests).

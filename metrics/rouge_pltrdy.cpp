@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "metrics/lcs_backtrack.hpp"
+#include "metrics/scorer_limits.hpp"
 #include "metrics/unicode.hpp"
 
 namespace kvbench::metrics {
@@ -97,8 +98,39 @@ Recon recon_lcs(const Ids& x, const Ids& y) {
   return out;
 }
 
+// The summary-level rouge-l backtracks every (reference sentence, hypothesis sentence) table:
+// refuses more than kMaxLcsTableCells cells in all before starting.
+void check_table_cells(const std::vector<Ids>& hyp, const std::vector<Ids>& ref, const char* scorer) {
+  uint64_t hyp_words = 0, ref_words = 0;
+  for (const auto& s : hyp) hyp_words += s.size();
+  for (const auto& s : ref) ref_words += s.size();
+  const uint64_t cells = detail::mul_saturating(ref_words + ref.size(), hyp_words + hyp.size());
+  if (cells > kMaxLcsTableCells) {
+    throw ScorerLimitError(scorer_limit_message(
+        scorer,
+        "reference " + std::to_string(ref_words) + " words in " + std::to_string(ref.size()) + " sentences x hypothesis " +
+            std::to_string(hyp_words) + " words in " + std::to_string(hyp.size()) + " sentences",
+        cells, "LCS table cells", kMaxLcsTableCells));
+  }
+}
+
+size_t longest(const std::vector<Ids>& sentences) {
+  size_t n = 0;
+  for (const auto& s : sentences) n = std::max(n, s.size());
+  return n;
+}
+
 PltrdyPRF rouge_l_summary(const std::vector<Ids>& hyp, const std::vector<Ids>& ref,
                           size_t max_depth) {
+  // A backtrack ends when i or j reaches 0 and each step lowers each by at most 1, so a pair of
+  // sentences with i and j words needs >= min(i, j) + 1 frames. When the longest reference
+  // sentence and the longest hypothesis sentence both have max_depth words or more, the loop
+  // below is certain to raise on their pair: raising first is the same result without filling
+  // any table (two single-sentence 200,000-word texts would need 4e10 cells).
+  if (max_depth != 0 && std::min(longest(ref), longest(hyp)) + 1 > max_depth) {
+    throw PltrdyError(PltrdyError::Kind::Recursion, "RecursionError: maximum recursion depth exceeded");
+  }
+  check_table_cells(hyp, ref, "pltrdy rouge-l");
   std::unordered_set<int> ref_words, hyp_words;
   for (const auto& s : ref) ref_words.insert(s.begin(), s.end());
   for (const auto& s : hyp) hyp_words.insert(s.begin(), s.end());
@@ -141,6 +173,7 @@ PltrdyScores pltrdy_rouge(const std::string& hypothesis, const std::string& refe
 
 size_t pltrdy_recon_depth_max(const std::string& hypothesis, const std::string& reference) {
   Prepared p = prepare(hypothesis, reference);
+  check_table_cells(p.hyp, p.ref, "pltrdy_recon_depth_max");
   size_t depth = 0;
   for (const auto& r : p.ref) {
     for (const auto& h : p.hyp) depth = std::max(depth, recon_lcs(r, h).depth);

@@ -21,7 +21,13 @@
 // _recon_lcs, plus the interpreter's module frame) holds ~10 of them. We raise RecursionError
 // when depth > max_recon_depth, default 990 = 1000 - 10. The reference's own threshold moves
 // with its caller's depth; the golden vectors stay clear of that zone (successes need <= 120,
-// the failing case 1501), so any value there reproduces them.
+// the failing case 1501), so any value there reproduces them. Since a pair of sentences of i and
+// j words needs at least min(i, j) + 1 frames, the error is raised before any table is filled
+// when the longest sentences of both sides are that long.
+//
+// Stated bound (scorer_limits.hpp): beyond kMaxLcsTableCells table cells summed over the
+// sentence pairs (and no certain RecursionError), ScorerLimitError -- not a PltrdyError, so
+// LongBench's catch-all does not turn it into 0.0.
 #pragma once
 
 #include <stdexcept>

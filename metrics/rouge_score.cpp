@@ -6,7 +6,9 @@
 #include <unordered_map>
 
 #include "metrics/lcs_backtrack.hpp"
+#include "metrics/lcs_length.hpp"
 #include "metrics/porter_stemmer.hpp"
+#include "metrics/scorer_limits.hpp"
 #include "metrics/unicode.hpp"
 
 namespace kvbench::metrics {
@@ -96,17 +98,16 @@ RougeScore rouge_n(const std::vector<std::string>& target_tokens,
 RougeScore rouge_l(const std::vector<std::string>& target_tokens,
                    const std::vector<std::string>& prediction_tokens) {
   if (target_tokens.empty() || prediction_tokens.empty()) return {};
-  Interner in;
-  Ids r = in.map(target_tokens), c = in.map(prediction_tokens);
-  // Two rolling rows suffice for the length.
-  std::vector<int> prev(c.size() + 1, 0), cur(c.size() + 1, 0);
-  for (size_t i = 1; i <= r.size(); ++i) {
-    for (size_t j = 1; j <= c.size(); ++j) {
-      cur[j] = (r[i - 1] == c[j - 1]) ? prev[j - 1] + 1 : std::max(prev[j], cur[j - 1]);
-    }
-    std::swap(prev, cur);
+  const uint64_t work = detail::lcs_length_words(target_tokens.size(), prediction_tokens.size());
+  if (work > kMaxLcsLengthWords) {
+    throw ScorerLimitError(scorer_limit_message(
+        "rouge_score rougeL",
+        std::to_string(target_tokens.size()) + " x " + std::to_string(prediction_tokens.size()) + " tokens", work,
+        "bit-parallel LCS word steps", kMaxLcsLengthWords));
   }
-  double lcs = prev[c.size()];
+  Interner in;
+  // Only the length is needed: the bit-parallel LCS gives the plain table's last cell.
+  double lcs = static_cast<double>(detail::lcs_length(in.map(target_tokens), in.map(prediction_tokens)));
   RougeScore s;
   s.precision = lcs / static_cast<double>(prediction_tokens.size());
   s.recall = lcs / static_cast<double>(target_tokens.size());
@@ -121,6 +122,15 @@ RougeScore rouge_lsum(const std::vector<std::vector<std::string>>& target_senten
   for (const auto& s : target_sentences) m += s.size();
   for (const auto& s : prediction_sentences) n += s.size();
   if (m == 0 || n == 0) return {};
+  // Every (target line, prediction line) table is backtracked: (m + lines) * (n + lines) cells.
+  const uint64_t cells = detail::mul_saturating(m + target_sentences.size(), n + prediction_sentences.size());
+  if (cells > kMaxLcsTableCells) {
+    throw ScorerLimitError(scorer_limit_message(
+        "rouge_score rougeLsum",
+        std::to_string(m) + " tokens in " + std::to_string(target_sentences.size()) + " lines x " + std::to_string(n) +
+            " tokens in " + std::to_string(prediction_sentences.size()) + " lines",
+        cells, "LCS table cells", kMaxLcsTableCells));
+  }
   Interner in;
   std::vector<Ids> refs, cans;
   for (const auto& s : target_sentences) refs.push_back(in.map(s));

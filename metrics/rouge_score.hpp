@@ -10,6 +10,8 @@
 // rouge_score's non-recursive backtrack (on a tie it moves i unless t[i][j-1] > t[i-1][j]),
 // hits capped by per-token counts so nothing is counted twice.
 // F = 2*P*R/(P+R) evaluated left to right, 0 when P+R == 0.
+// Stated bounds (scorer_limits.hpp): rougeL refuses inputs beyond kMaxLcsLengthWords and
+// rougeLsum beyond kMaxLcsTableCells with ScorerLimitError, before any work.
 #pragma once
 
 #include <map>

@@ -61,7 +61,10 @@ detail::LcsPath naive(const std::vector<int>& x, const std::vector<int>& y, deta
 
 TEST(LcsBacktrack, CheckpointedEqualsFullTable) {
   std::mt19937 rng(7);
-  for (auto dims : {std::pair<size_t, size_t>{3000, 2000}, {40, 30}, {2500, 1700}}) {
+  // Both orientations (the longer sequence is stored down the rows), whole and checkpointed
+  // tables (> 4M cells), and very unequal lengths.
+  for (auto dims : {std::pair<size_t, size_t>{3000, 2000}, {40, 30}, {2500, 1700}, {2000, 3000}, {30, 40},
+                    {1700, 2500}, {3, 1500000}, {1500000, 3}}) {
     std::vector<int> x(dims.first), y(dims.second);
     for (auto& v : x) v = static_cast<int>(rng() % 5);
     for (auto& v : y) v = static_cast<int>(rng() % 5);
