@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -20,6 +21,7 @@
 #include "harness/bench_cells.hpp"
 #include "harness/command.hpp"
 #include "harness/error_message.hpp"
+#include "harness/progress_bar.hpp"
 #include "harness/runtime_options.hpp"
 #include "models/cpu_threads.hpp"
 #include "models/device_memory.hpp"
@@ -98,7 +100,7 @@ std::vector<int64_t> synthetic_tokens(int64_t count, int64_t vocab) {
 // `trace`: a path to write the torch profiler's Chrome trace of the decode steps to (each step
 // one "decode_step" event; scripts/trace_ops.py sums it per operator).
 Run run_once(const models::Transformer& model, const BenchCell& cell, int64_t context, const BenchArgs& args,
-             const std::string& trace = "") {
+             const std::function<void()>& on_step, const std::string& trace = "") {
   auto inner = policies::make_policy(cell.policy.policy, cell.policy.params_json());
   policies::TimedPolicy policy(*inner);
   models::SessionOptions options = session_options(cell.policy);
@@ -116,6 +118,7 @@ Run run_once(const models::Transformer& model, const BenchCell& cell, int64_t co
   for (int64_t i = 0; i < args.decode; ++i) {
     RECORD_FUNCTION("decode_step", std::vector<c10::IValue>());
     next = session.step(next).argmax().item<int64_t>();
+    on_step();
   }
   auto t2 = clock::now();
   profile.reset();  // writes the trace
@@ -139,13 +142,35 @@ Row measure(const models::Transformer& model, const BenchCell& cell, int64_t con
   row.cell = cell;
   row.context = context;
   try {
+    // A row that cannot fit is refused from its shapes before it allocates (gigabytes and minutes
+    // went before "can't allocate" otherwise); the other rows still run.
+    require_memory(memory_need(model.config(), model.dtype(), session_options(cell.policy), {context, args.decode, false}),
+                   model.device(),
+                   std::to_string(context) + " prompt tokens and " + std::to_string(args.decode) + " decode steps");
     // The allocator's cache from the cell before is freed, so each row's device peak is its own.
     models::restart_device_peak(model.device());
+    // Decoding past the trained context is long enough to look like a hang: its progress on stderr
+    // (a bar on a terminal, else a line per tenth of the row's decode steps).
+    const int64_t total_steps = (int64_t{args.warmup} + args.runs + (args.trace.empty() ? 0 : 1)) * args.decode;
+    std::unique_ptr<ProgressBar> bar;
+    if (args.decode > 0 && context + args.decode > model.config().max_seq_len)
+      bar = std::make_unique<ProgressBar>(std::cerr, total_steps, ProgressBar::stderr_is_terminal());
+    int64_t steps = 0, tenth = 0;
+    const std::function<void()> on_step = [&] {
+      if (!bar) return;
+      bar->update(static_cast<double>(++steps), "decode steps");
+      if (steps * 10 / total_steps > tenth && steps < total_steps) {
+        tenth = steps * 10 / total_steps;
+        bar->message("bench: context " + std::to_string(context) + ", " + cell.policy.policy + ": " +
+                     std::to_string(steps) + " of " + std::to_string(total_steps) + " decode steps");
+      }
+    };
     // Warm-up runs pay one-off costs (CUDA context, kernel loading, allocator growth) and are not counted.
-    for (int i = 0; i < args.warmup; ++i) run_once(model, cell, context, args);
+    for (int i = 0; i < args.warmup; ++i) run_once(model, cell, context, args, on_step);
     std::vector<Run> runs;
-    for (int i = 0; i < args.runs; ++i) runs.push_back(run_once(model, cell, context, args));
-    if (!args.trace.empty()) run_once(model, cell, context, args, args.trace);  // the profiler slows it: not counted
+    for (int i = 0; i < args.runs; ++i) runs.push_back(run_once(model, cell, context, args, on_step));
+    if (!args.trace.empty()) run_once(model, cell, context, args, on_step, args.trace);  // the profiler slows it: not counted
+    if (bar) bar->finish();
     auto med = [&](double Run::*field) {
       std::vector<double> v;
       for (const auto& r : runs) v.push_back(r.*field);
@@ -253,9 +278,14 @@ void print_table_row(const Row& row, bool device_memory, bool decoded) {
 }
 
 int run_summary(const BenchArgs& args) {
-  for (int64_t context : args.contexts)
-    if (context < 1) throw std::invalid_argument("--context must be at least 1, got " + std::to_string(context));
   if (args.decode < 0) throw std::invalid_argument("--decode must be >= 0");
+  require_positions(args.decode, "--decode " + std::to_string(args.decode));
+  for (int64_t context : args.contexts) {
+    if (context < 1) throw std::invalid_argument("--context must be at least 1, got " + std::to_string(context));
+    const std::string what = "--context " + std::to_string(context) + " with --decode " + std::to_string(args.decode);
+    require_positions(context, what);  // each within the bound first: the sum cannot wrap
+    require_positions(context + args.decode, what);
+  }
   if (args.runs < 1) throw std::invalid_argument("--runs must be at least 1");
   if (args.warmup < 0) throw std::invalid_argument("--warmup must be >= 0");
   const std::vector<BenchCell> cells = parse_bench_cells(args.cells, BenchCell{args.policy, args.attention});
@@ -277,7 +307,8 @@ int run_summary(const BenchArgs& args) {
   const int64_t longest = *std::max_element(args.contexts.begin(), args.contexts.end()) + args.decode;
   if (longest > trained)
     std::cerr << "kvbench bench: warning: " << longest << " tokens (context + --decode) is more than the model's context of "
-              << trained << " (positions beyond it were never trained; prefill grows quadratically with the context)\n";
+              << trained << " (" << trained_context_field(rt.loaded)
+              << "; positions beyond it were never trained; prefill grows quadratically with the context)\n";
   if (!args.json) print_table_head(rt, args, load_s, device_memory);
   // Rows are printed as they finish (a JSON object per line with --json): a long grid shows
   // progress, and what finished is kept if a later cell is cut short.
@@ -301,14 +332,19 @@ const CommandRegistration registration(
       auto args = std::make_shared<BenchArgs>();
       args->model.add_to(app);
       args->policy.add_to(app);
+      // allow_extra_args(false): one JSON value per --cell, whole; a vector option otherwise splits
+      // a value in brackets at its commas ('[1,2]' reached the parser as "1" and "2").
       app.add_option("--cell", args->cells,
                      "a row's policy as a JSON object, e.g. '{\"policy\": \"snapkv\", \"budget\": 1024, \"protocol\": "
                      "\"oneshot\"}' (keys policy, policy_params, budget, protocol, block, attention; the others "
-                     "come from the options above); repeat for more rows, each run at every --context");
+                     "come from the options above); repeat for more rows, each run at every --context")
+          ->allow_extra_args(false);
       app.add_option("--context", args->contexts, "prompt tokens (synthetic ids); several, comma-separated, give a row each")
           ->delimiter(',')
           ->capture_default_str();
-      app.add_option("--decode", args->decode, "tokens decoded after the prompt")->capture_default_str();
+      app.add_option("--decode", args->decode,
+                     "tokens decoded after the prompt (context + decode at most 2^24 = 16777216 positions)")
+          ->capture_default_str();
       app.add_option("--runs", args->runs, "repetitions; the table shows the median")->capture_default_str();
       app.add_option("--warmup", args->warmup, "runs before the measured ones, not counted (one-off CUDA costs)")
           ->capture_default_str();

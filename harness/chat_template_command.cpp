@@ -2,14 +2,16 @@
 // (tokenizer_config.json) for each line {"id", "messages", "add_generation_prompt", "kwargs"?}, as
 // transformers' apply_chat_template(messages, add_generation_prompt=..., **kwargs, tokenize=False)
 // would. Prints one JSON line per input: {"id", "rendered"}, or {"id", "error"} when the template
-// raises (raise_exception, or an error Jinja2 would raise too). Bad input lines are errors
-// naming file:line and the field.
+// raises (raise_exception, or an error Jinja2 would raise too) or the conversation reaches a limit
+// of the interpreter; the lines after it still render. Bad input lines are errors naming
+// file:line and the field.
 #include <fstream>
 #include <iostream>
 
 #include "datasets/data_error.hpp"
 #include "harness/command.hpp"
 #include "jinja/error.hpp"
+#include "jinja/value.hpp"
 #include "models/model_chat_template.hpp"
 
 namespace kvbench::harness {
@@ -89,10 +91,15 @@ int run_chat_template(const std::string& tokenizer, const std::string& input) {
     const ChatRequest r = parse_request(input, line_no, line);
     Json out = Json::object();
     out["id"] = r.id;
+    // A conversation the template cannot render is that line's error, and the others still run:
+    // the template raised, or a limit of the interpreter was hit, while rendering (TemplateError)
+    // or while the conversation became its values (OperationError: nested past 512 levels).
     try {
       out["rendered"] = tmpl->render(r.messages, r.add_generation_prompt, r.kwargs);
     } catch (const jinja::TemplateError& e) {
       out["error"] = e.message();
+    } catch (const jinja::OperationError& e) {
+      out["error"] = e.what();
     }
     std::cout << out.dump(-1, ' ', false, Json::error_handler_t::replace) << "\n";
   }

@@ -1,10 +1,16 @@
 // `kvbench generate`: a prompt's continuation under any policy, budget and protocol.
+// Bounds (docs/harness.md): prompt + --max-new-tokens at most kMaxPositions, and the memory the
+// cache will need checked before the model runs; past the model's trained context a warning
+// (StreamingLLM-like policies are meant to go there) and the progress on stderr.
 #include <iostream>
+#include <memory>
 
 #include "harness/command.hpp"
+#include "harness/progress_bar.hpp"
 #include "harness/runtime_options.hpp"
 #include "models/generation.hpp"
 #include "policies/registry.hpp"
+#include "tokenizers/utf8_text.hpp"
 
 namespace kvbench::harness {
 namespace {
@@ -21,18 +27,63 @@ struct GenerateArgs {
 };
 
 int run_generate(const GenerateArgs& args) {
+  const std::string new_tokens = "--max-new-tokens " + std::to_string(args.max_new_tokens);
+  require_positions(args.max_new_tokens, new_tokens);
+  models::utf8::require_valid(args.prompt, "--prompt");  // the tokenizer would say "tokenizer input"
   LoadedRuntime rt = load_runtime(args.model);
   auto policy = policies::make_policy(args.policy.policy, args.policy.params_json());
-  models::InferenceSession session(*rt.transformer, policy.get(), session_options(args.policy));
+  const models::SessionOptions options = session_options(args.policy);
   std::vector<int> encoded = rt.tokenizer->encode(args.prompt, /*add_bos=*/true);
   std::vector<int64_t> prompt(encoded.begin(), encoded.end());
+  const int64_t prompt_tokens = static_cast<int64_t>(prompt.size());
+  const std::string request = "the prompt's " + std::to_string(prompt_tokens) + " tokens with " + new_tokens;
+  require_positions(prompt_tokens + args.max_new_tokens, request);
+  require_memory(memory_need(rt.loaded.config, rt.transformer->dtype(), options, {prompt_tokens, args.max_new_tokens, false}),
+                 rt.transformer->device(), request);
+  models::InferenceSession session(*rt.transformer, policy.get(), options);
+  // Past the trained context: one warning when a position beyond it is fed (the prompt's own, or
+  // a generated token's; under a cache-slot policy such as streaming_llm positions are cache
+  // ranks, so only a cache that outgrows the context goes past), and the progress on stderr.
+  const int64_t context = rt.loaded.config.max_seq_len;
+  const bool cache_slots = policy->position_mode() == policies::PositionMode::kCacheSlot;
+  auto warn = [&](const std::string& what) {
+    std::cerr << "kvbench generate: warning: " << what << " more than the model's context of " << context << " ("
+              << trained_context_field(rt.loaded) << "; positions beyond it were never trained)\n";
+  };
+  bool warned = prompt_tokens > context;
+  if (warned) warn("the prompt's " + std::to_string(prompt_tokens) + " tokens are");
+  std::unique_ptr<ProgressBar> bar;
+  if (prompt_tokens + args.max_new_tokens > context && args.max_new_tokens > 0)
+    bar = std::make_unique<ProgressBar>(std::cerr, args.max_new_tokens, ProgressBar::stderr_is_terminal());
+  int64_t tenth = 0;
   models::GenerationOptions gen;
+  gen.stop_when = [&](const std::vector<int64_t>& generated) {
+    const int64_t n = static_cast<int64_t>(generated.size());
+    if (!warned && n < args.max_new_tokens) {  // this token is fed: it takes the next position
+      const int64_t position = cache_slots ? session.cache().max_head_length() : prompt_tokens + n - 1;
+      if (position >= context) {
+        warned = true;
+        warn(cache_slots ? "the cache's " + std::to_string(position + 1) + " slots are"
+                         : std::to_string(position + 1) + " positions (the prompt's " + std::to_string(prompt_tokens) +
+                               " tokens and " + std::to_string(n) + " generated) are");
+      }
+    }
+    if (bar) {
+      bar->update(static_cast<double>(n), "tokens");
+      if (n * 10 / args.max_new_tokens > tenth && n < args.max_new_tokens) {
+        tenth = n * 10 / args.max_new_tokens;
+        bar->message("generate: " + std::to_string(n) + " of " + std::to_string(args.max_new_tokens) + " tokens");
+      }
+    }
+    return false;
+  };
   gen.max_new_tokens = args.max_new_tokens;
   gen.temperature = args.temperature;
   gen.top_p = args.top_p;
   gen.seed = args.policy.seed;
   if (args.stop_at_eos) gen.stop_ids.assign(rt.tokenizer->stop_ids().begin(), rt.tokenizer->stop_ids().end());
   models::GenerationResult out = models::generate(session, prompt, gen);
+  if (bar) bar->finish();
   std::vector<int> ids(out.tokens.begin(), out.tokens.end());
   // Decode prompt+completion together so the boundary keeps sentencepiece's spacing.
   std::vector<int> all = rt.tokenizer->encode(args.prompt, /*add_special_tokens=*/false);
@@ -62,7 +113,8 @@ const CommandRegistration registration(
       args->model.add_to(app);
       args->policy.add_to(app);
       app.add_option("--prompt", args->prompt, "prompt text (BOS is prepended)");
-      app.add_option("--max-new-tokens", args->max_new_tokens, "tokens to generate")->capture_default_str()->check(at_least(0));
+      app.add_option("--max-new-tokens", args->max_new_tokens,
+                     "tokens to generate (prompt + new tokens at most 2^24 = 16777216 positions)")->capture_default_str()->check(at_least(0));
       app.add_option("--temperature", args->temperature, "0 = greedy")->capture_default_str()->check(CLI::Range(0.0, 100.0));
       app.add_option("--top-p", args->top_p, "nucleus sampling mass, in (0, 1]")->capture_default_str()->check(CLI::Range(1e-9, 1.0));
       app.add_flag("--json", args->json, "print a JSON object");

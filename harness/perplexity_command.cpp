@@ -2,6 +2,7 @@
 #include <iomanip>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "datasets/text_reader.hpp"
@@ -11,6 +12,7 @@
 #include "harness/runtime_options.hpp"
 #include "models/perplexity.hpp"
 #include "policies/registry.hpp"
+#include "tokenizers/utf8_text.hpp"
 
 namespace kvbench::harness {
 namespace {
@@ -25,22 +27,51 @@ struct PerplexityArgs {
   bool json = false;
 };
 
+// The most tokens `perplexity` can score: kMaxPositions, or fewer where the memory there is holds
+// fewer (memory_need grows with the tokens).
+int64_t scorable_tokens(const LoadedRuntime& rt, const models::SessionOptions& options) {
+  const std::optional<MemoryRoom> room = memory_room(rt.transformer->device());
+  auto fits = [&](int64_t tokens) {
+    return !room || memory_need(rt.loaded.config, rt.transformer->dtype(), options, {tokens, 0, true}).total() <= room->bytes;
+  };
+  if (fits(kMaxPositions)) return kMaxPositions;
+  int64_t low = 0, high = kMaxPositions;  // fits(low), !fits(high)
+  while (high - low > 1) {
+    const int64_t mid = low + (high - low) / 2;
+    (fits(mid) ? low : high) = mid;
+  }
+  return low;
+}
+
 int run_perplexity(PerplexityArgs args) {
+  require_positions(args.max_tokens, "--max-tokens " + std::to_string(args.max_tokens));
   const std::string text = datasets::read_text(args.text_file);
+  // One rule for every tokenizer: refused here, naming the file (not "tokenizer input").
+  models::utf8::require_valid(text, args.text_file);
   if (args.stream) args.policy.protocol = "stream";
   models::SessionOptions options = session_options(args.policy);  // budget/protocol checked before the load
   auto policy = policies::make_policy(args.policy.policy, args.policy.params_json());
   LoadedRuntime rt = load_runtime(args.model);
-  std::vector<int> encoded = rt.tokenizer->encode(text, /*add_bos=*/true);
-  if (args.max_tokens > 0 && static_cast<int64_t>(encoded.size()) > args.max_tokens) encoded.resize(args.max_tokens);
+  // Only a prefix is tokenized: --max-tokens, else one more token than can be scored (the bound
+  // on positions, or what the memory holds), so a huge text is refused after a prefix of it.
+  const int64_t cap = scorable_tokens(rt, options);
+  const int64_t limit = args.max_tokens > 0 ? args.max_tokens : cap + 2;  // BOS + cap + 1 scored
+  std::vector<int> encoded = models::encode_prefix(*rt.tokenizer, text, limit, /*add_special_tokens=*/true);
   if (encoded.size() < 2)
     throw std::invalid_argument(args.text_file + ": no text to score (the file is empty or encodes to no token)");
   std::vector<int64_t> tokens(encoded.begin(), encoded.end());
+  const int64_t to_score = static_cast<int64_t>(tokens.size()) - 1;  // every token after BOS; each is fed but the last
+  const bool cut = args.max_tokens == 0 && to_score > cap;  // the text has more than `cap` tokens to score
+  const std::string what =
+      args.text_file + ": scoring " + (cut ? "more than " + std::to_string(cap) : std::to_string(to_score)) + " tokens";
+  require_positions(to_score, what + " (--max-tokens scores a prefix)");
+  require_memory(memory_need(rt.loaded.config, rt.transformer->dtype(), options, {to_score, 0, true}),
+                 rt.transformer->device(), what);
   const int64_t context = rt.loaded.config.max_seq_len;
   if (static_cast<int64_t>(tokens.size()) > context) {
     std::cerr << "kvbench perplexity: warning: " << args.text_file << " has " << tokens.size()
-              << " tokens, more than the model's context of " << context
-              << " (positions beyond it were never trained, and the whole text is one "
+              << " tokens, more than the model's context of " << context << " (" << trained_context_field(rt.loaded)
+              << "; positions beyond it were never trained, and the whole text is one "
               << (options.protocol == models::Protocol::kStream ? "stream" : "forward pass")
               << ", which takes long); --max-tokens " << context << " scores one context\n";
   }
@@ -98,7 +129,9 @@ const CommandRegistration registration(
       args->model.add_to(app);
       args->policy.add_to(app);
       app.add_option("--text-file", args->text_file, "UTF-8 text")->required();
-      app.add_option("--max-tokens", args->max_tokens, "truncate to this many tokens (BOS included); 0 = all")
+      app.add_option("--max-tokens", args->max_tokens,
+                     "truncate to this many tokens (BOS included; at most 2^24), tokenizing only a prefix of the "
+                     "text; 0 = all")
           ->check(at_least(0));
       app.add_flag("--stream", args->stream, "token by token under eviction (the stream protocol)");
       app.add_option("--curve", args->curve, "write the per-token NLL curve (TSV) here");

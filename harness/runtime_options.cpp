@@ -1,5 +1,12 @@
 #include "harness/runtime_options.hpp"
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <stdexcept>
 
 #include "datasets/json_parse.hpp"
@@ -43,6 +50,7 @@ nlohmann::json PolicyOptions::params_json() const {
   } catch (const datasets::DataError& e) {
     throw std::invalid_argument(e.what());
   }
+  if (!parsed.is_object()) throw std::invalid_argument("--policy-params must be a JSON object, got " + params);
   nlohmann::json resolved = policies::resolved_params(policy, parsed);
   policies::make_policy(policy, resolved);  // the policy's own range checks, before the model loads
   return resolved;
@@ -84,6 +92,104 @@ CLI::Validator at_least(int64_t min) {
         return value < min ? "must be at least " + std::to_string(min) + ", got " + text : std::string();
       },
       "INT >= " + std::to_string(min));
+}
+
+void require_positions(int64_t positions, const std::string& what) {
+  if (positions <= kMaxPositions) return;
+  throw std::invalid_argument(what + ": " + std::to_string(positions) + " positions, more than kvbench's bound of " +
+                              std::to_string(kMaxPositions) +
+                              " per sequence (2^24: RoPE's float32 angles give positions past it the rotation of "
+                              "another)");
+}
+
+std::string trained_context_field(const models::LoadedModel& loaded) {
+  return loaded.format == "hf" ? "max_position_embeddings in config.json" : "seq_len in the llama2.c header";
+}
+
+MemoryNeed memory_need(const models::ModelConfig& c, torch::ScalarType dtype, const models::SessionOptions& session,
+                       const SequenceShape& shape) {
+  const double elem = static_cast<double>(c10::elementSize(dtype));
+  const double T = static_cast<double>(shape.prompt_tokens), N = static_cast<double>(shape.new_tokens);
+  const bool stream = session.protocol == models::Protocol::kStream;
+  // A non-stream prefill is one forward over the whole prompt, and every layer appends all of it
+  // before its policy compresses (a cache's buffers never shrink); a stream feeds blocks.
+  const double forward = stream ? std::min(T, static_cast<double>(session.block)) : T;
+  const double slots = session.budget.is_unlimited() ? T + N : forward;
+  MemoryNeed need;
+  // Per slot and KV head: a key and a value row, an int64 position and a bool validity flag.
+  need.kv_bytes = slots * static_cast<double>(c.n_layers) * static_cast<double>(c.n_kv_heads) *
+                  (2 * static_cast<double>(c.head_dim) * elem + 9);
+  // At the last layer's MLP: the residual, its norm, the fused qkv, the attention output, the
+  // gate-and-up product and the activation are alive together; plus int64 token ids and positions.
+  const double H = static_cast<double>(c.n_heads), kvh = static_cast<double>(c.n_kv_heads);
+  const double hd = static_cast<double>(c.head_dim);
+  const double per_token = elem * (2 * static_cast<double>(c.dim) + (H + 2 * kvh) * hd + H * hd +
+                                   3 * static_cast<double>(c.hidden_dim)) + 16;
+  need.activation_bytes = forward * per_token;
+  // models/perplexity.cpp holds the float32 logits, their float64 copy and the log-probabilities.
+  if (shape.all_logits) need.logits_bytes = T * static_cast<double>(c.vocab_size) * (4 + 8 + 8);
+  return need;
+}
+
+namespace {
+
+std::string gib(double bytes) {
+  char text[64];
+  if (bytes >= 1024.0 * 1024 * 1024) std::snprintf(text, sizeof text, "%.1f GiB", bytes / (1024.0 * 1024 * 1024));
+  else if (bytes >= 1024.0 * 1024) std::snprintf(text, sizeof text, "%.1f MiB", bytes / (1024.0 * 1024));
+  else std::snprintf(text, sizeof text, "%.1f KiB", bytes / 1024.0);
+  return text;
+}
+
+std::optional<double> read_number(const std::string& path) {
+  std::ifstream in(path);
+  double value = 0;
+  if (!(in >> value)) return std::nullopt;  // "max" (no limit), or no such file
+  return value;
+}
+
+}  // namespace
+
+std::optional<MemoryRoom> memory_room(const torch::Device& device) {
+  if (!device.is_cpu()) return std::nullopt;
+  // What the kernel says is available, what the cgroup (v2, else v1) still allows and what
+  // `ulimit -v` leaves of the address space: the smallest.
+  std::optional<MemoryRoom> best;
+  auto offer = [&](double bytes, const std::string& source) {
+    if (!best || bytes < best->bytes) best = MemoryRoom{std::max(0.0, bytes), source};
+  };
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string key; meminfo >> key;) {
+    double kib = 0;
+    meminfo >> kib;
+    if (key == "MemAvailable:") {
+      offer(kib * 1024, "MemAvailable in /proc/meminfo");
+      break;
+    }
+    meminfo.ignore(1 << 10, '\n');
+  }
+  const auto v2_max = read_number("/sys/fs/cgroup/memory.max"), v2_now = read_number("/sys/fs/cgroup/memory.current");
+  if (v2_max && v2_now) offer(*v2_max - *v2_now, "the cgroup's memory.max");
+  const auto v1_max = read_number("/sys/fs/cgroup/memory/memory.limit_in_bytes");
+  const auto v1_now = read_number("/sys/fs/cgroup/memory/memory.usage_in_bytes");
+  if (v1_max && v1_now && *v1_max < 1e18) offer(*v1_max - *v1_now, "the cgroup's memory.limit_in_bytes");
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    const auto pages = read_number("/proc/self/statm");  // the first field: the address space in pages
+    if (pages) offer(static_cast<double>(limit.rlim_cur) - *pages * static_cast<double>(::sysconf(_SC_PAGESIZE)),
+                     "ulimit -v");
+  }
+  return best;
+}
+
+void require_memory(const MemoryNeed& need, const torch::Device& device, const std::string& what) {
+  const std::optional<MemoryRoom> room = memory_room(device);
+  if (!room || need.total() <= room->bytes) return;
+  std::ostringstream parts;
+  parts << "KV cache " << gib(need.kv_bytes) << ", forward activations " << gib(need.activation_bytes);
+  if (need.logits_bytes > 0) parts << ", logits " << gib(need.logits_bytes);
+  throw std::runtime_error(what + " would allocate at least " + gib(need.total()) + " (" + parts.str() +
+                           "), more than the " + gib(room->bytes) + " available (" + room->source + ")");
 }
 
 }  // namespace kvbench::harness

@@ -9,6 +9,7 @@
 #include "datasets/jsonl_reader.hpp"
 #include "harness/command.hpp"
 #include "tokenizers/tokenizer.hpp"
+#include "tokenizers/utf8_text.hpp"
 
 namespace kvbench::harness {
 namespace {
@@ -36,6 +37,7 @@ int run_tokenize(const TokenizeArgs& args) {
   if (args.has_text == !args.input.empty()) throw std::invalid_argument("tokenize: give exactly one of --input and --text");
   const models::Tokenizer tok(args.tokenizer);
   if (args.has_text) {
+    models::utf8::require_valid(args.text, "--text");  // named, not "tokenizer input" (JSONL text is checked by its parser)
     print_line(tokenize_one(tok, 0, args.text));
     return 0;
   }

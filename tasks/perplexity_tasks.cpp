@@ -61,7 +61,9 @@ Scored score_inputs(const TaskContext& ctx, const std::vector<int64_t>& inputs, 
   auto policy = ctx.make_policy();
   models::InferenceSession session(*ctx.model, policy.get(), ctx.session_options());
   const auto t0 = std::chrono::steady_clock::now();
-  torch::Tensor logp = torch::log_softmax(session.prefill(inputs, /*all_logits=*/true).to(torch::kCPU, torch::kFloat64), -1);
+  const torch::Tensor logits = session.prefill(inputs, /*all_logits=*/true).to(torch::kCPU, torch::kFloat64);
+  models::require_finite_logits(*ctx.model, logits);  // a broken checkpoint fails naming its file, not as a NaN metric
+  torch::Tensor logp = torch::log_softmax(logits, -1);
   torch::Tensor nll = -logp.gather(1, torch::tensor(targets, torch::kInt64).unsqueeze(1)).squeeze(1);
   ctx.meter->prefill_tokens += static_cast<int64_t>(inputs.size());
   ctx.meter->prefill_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -20,7 +20,11 @@ ChoiceScore score_continuation(const TaskContext& ctx, const std::string& contex
   auto t1 = std::chrono::steady_clock::now();
   ChoiceScore score;
   for (size_t i = split; i < whole.size(); ++i) {
-    torch::Tensor logp = torch::log_softmax(logits.to(torch::kFloat64), 0);
+    // A broken checkpoint fails the job: NaN log-likelihoods compared as "not better" picked
+    // choice 0, and acc came out as a plausible number.
+    const torch::Tensor wide = logits.to(torch::kFloat64);
+    models::require_finite_logits(*ctx.model, wide);
+    torch::Tensor logp = torch::log_softmax(wide, 0);
     score.loglik += logp[whole[i]].item<double>();
     score.greedy = (i == split ? true : score.greedy) && logits.argmax().item<int64_t>() == whole[i];
     ++score.tokens;

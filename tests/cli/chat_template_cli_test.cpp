@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include "cli/run_binary.hpp"
 #include "harness/temp_dir.hpp"
@@ -91,6 +92,48 @@ TEST(ChatTemplateCommand, TemplateProblemsAreClearErrors) {
   CommandResult none = run_with_input(empty, empty.path(), R"({"id": 1, "messages": [], "add_generation_prompt": true})");
   EXPECT_NE(none.exit_code, 0);
   EXPECT_NE(none.output.find("the model has no chat template"), std::string::npos) << none.output;
+}
+
+// Issue #31, U3: a conversation past a limit of the interpreter is that line's {"id", "error"},
+// and the lines after it still render, with the models' own templates (Llama-3, Qwen3). Content
+// nested 600 levels deep exceeded the 512-level bound while becoming template values, and the
+// error stopped the whole file.
+TEST(ChatTemplateCommand, AConversationPastALimitIsItsOwnErrorLine) {
+  std::string deep = "\"x\"";
+  for (int i = 0; i < 600; ++i) deep = "[" + deep + "]";
+  const std::string input =
+      R"({"id": "first", "messages": [{"role": "user", "content": "Hi"}], "add_generation_prompt": true})" "\n"
+      R"({"id": "deep", "messages": [{"role": "user", "content": )" + deep + R"(}], "add_generation_prompt": true})" "\n"
+      R"({"id": "last", "messages": [{"role": "user", "content": "Bye"}], "add_generation_prompt": true})" "\n";
+  for (const char* model : {"llama3-tokenizer", "qwen3-tokenizer"}) {
+    TempDir dir;
+    CommandResult r = run_with_input(dir, std::string(KVBENCH_SHARED_DIR) + "/models/" + model, input);
+    ASSERT_EQ(r.exit_code, 0) << model << "\n" << r.output;
+    std::istringstream lines(r.output);
+    std::vector<nlohmann::json> out;
+    for (std::string line; std::getline(lines, line);) out.push_back(nlohmann::json::parse(line));
+    ASSERT_EQ(out.size(), 3u) << r.output;
+    EXPECT_EQ(out[0]["id"], "first");
+    EXPECT_NE(out[0]["rendered"].get<std::string>().find("Hi"), std::string::npos);
+    EXPECT_EQ(out[1], (nlohmann::json{{"id", "deep"}, {"error", "value nested too deeply (limit: 512 levels)"}}));
+    EXPECT_EQ(out[2]["id"], "last");
+    EXPECT_NE(out[2]["rendered"].get<std::string>().find("Bye"), std::string::npos);
+  }
+  // A limit the template itself reaches from a conversation's values (a width from the kwargs).
+  TempDir dir;
+  CommandResult wide = run_with_input(
+      dir, config_dir(dir, "{{ 'a'|center(width) }}"),
+      R"({"id": 1, "messages": [], "add_generation_prompt": true, "kwargs": {"width": 1099511627776}})" "\n"
+      R"({"id": 2, "messages": [], "add_generation_prompt": true, "kwargs": {"width": 3}})" "\n");
+  ASSERT_EQ(wide.exit_code, 0) << wide.output;
+  std::istringstream lines(wide.output);
+  std::string line;
+  std::getline(lines, line);
+  const auto first = nlohmann::json::parse(line);
+  EXPECT_EQ(first["id"], 1);
+  EXPECT_NE(first["error"].get<std::string>().find("exceeds the limit"), std::string::npos) << line;
+  std::getline(lines, line);
+  EXPECT_EQ(nlohmann::json::parse(line), (nlohmann::json{{"id", 2}, {"rendered", " a "}}));
 }
 
 }  // namespace
