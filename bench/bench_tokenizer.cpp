@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "tokenizers/tokenizer.hpp"
 
 namespace {
@@ -88,6 +90,39 @@ void BM_LoadTokenizerJson(benchmark::State& state) {
   state.SetLabel(tokenizer_name(static_cast<int>(state.range(0))));
 }
 BENCHMARK(BM_LoadTokenizerJson)->Arg(0)->Arg(1)->ArgName("qwen3")->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// Hostile inputs (issue #31 H2, H3): the work must grow linearly with the input. Google Benchmark
+// fits the complexity; an O(N^2) regression shows as a bad fit and minutes at the largest size.
+std::string combining_marks(int64_t pairs) {
+  std::string text = "a";
+  for (int64_t i = 0; i < pairs; ++i) text += "\xCC\x81\xCC\x96";  // U+0301 (ccc 230), U+0316 (ccc 220)
+  return text;
+}
+
+void BM_NormalizeCombiningMarks(benchmark::State& state) {
+  const kvbench::models::Tokenizer tok(tokenizer_dir(1));  // Qwen3: NFC
+  const std::string text = combining_marks(state.range(0));
+  for (auto _ : state) benchmark::DoNotOptimize(tok.encode(text, false).size());
+  state.SetComplexityN(state.range(0));
+}
+BENCHMARK(BM_NormalizeCombiningMarks)->RangeMultiplier(4)->Range(4096, 65536)->Complexity()->Unit(benchmark::kMillisecond);
+
+void BM_LoadManyAddedTokens(benchmark::State& state) {
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(tokenizer_dir(0) + "/tokenizer.json"));
+  for (int64_t i = 0; i < state.range(0); ++i)
+    j["added_tokens"].push_back({{"id", 0}, {"content", "<|extra_" + std::to_string(i) + "|>"}, {"single_word", false},
+                                 {"lstrip", false}, {"rstrip", false}, {"normalized", false}, {"special", true}});
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("kvbench-bench-added-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "tokenizer.json") << j.dump();
+  for (auto _ : state) {
+    kvbench::models::Tokenizer tok(dir.string());
+    benchmark::DoNotOptimize(tok.vocab_size());
+  }
+  std::filesystem::remove_all(dir);
+  state.SetComplexityN(state.range(0));
+}
+BENCHMARK(BM_LoadManyAddedTokens)->RangeMultiplier(4)->Range(12500, 200000)->Complexity()->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
 

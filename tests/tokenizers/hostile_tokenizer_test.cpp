@@ -2,7 +2,6 @@
 // backtracks catastrophically, a huge added vocabulary, a flood of combining marks, special-token
 // ids outside the vocabulary, invalid UTF-8 and a device named as the tokenizer. Each is a clear
 // error naming the file and the field, or linear work, never a hang or a silently wrong result.
-#include <chrono>
 #include <functional>
 
 #include "error_text.hpp"
@@ -10,14 +9,6 @@
 
 namespace kvbench::testing {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_of(const std::function<void()>& fn) {
-  const auto t0 = Clock::now();
-  fn();
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 std::string repeat(const std::string& unit, size_t times) {
   std::string out;
@@ -33,13 +24,12 @@ nlohmann::json with_split_pattern(const std::string& pattern) {
   return j;
 }
 
-// What encoding `text` says (its error), and how long it took.
-std::pair<std::string, double> encode_error(const nlohmann::json& tokenizer, const std::string& text) {
+// What encoding `text` says (its error). How long it takes is bench_tokenizer's to measure: a
+// unit test only proves the answer (a runaway search would never reach it).
+std::string encode_error(const nlohmann::json& tokenizer, const std::string& text) {
   ScratchDir dir;
   const models::Tokenizer tok(dir.write("tokenizer.json", tokenizer.dump()));
-  std::string error;
-  const double seconds = seconds_of([&] { error = error_of([&] { tok.encode(text, false); }); });
-  return {error, seconds};
+  return error_of([&] { tok.encode(text, false); });
 }
 
 const std::string kSplitField = "tokenizer.json: pre_tokenizer.pretokenizers[0].pattern.Regex: ";
@@ -47,19 +37,17 @@ const std::string kSplitField = "tokenizer.json: pre_tokenizer.pretokenizers[0].
 // H1: every single match stayed under Oniguruma's per-match retry limit, and the search ran on for
 // minutes (46 KB). One budget per text now spans all its matches.
 TEST(HostileTokenizer, CatastrophicBacktrackingStopsWithAnErrorNamingThePattern) {
-  const auto [error, seconds] = encode_error(with_split_pattern("(a+)+$"), repeat(std::string(22, 'a') + "!", 2000));
+  const std::string error = encode_error(with_split_pattern("(a+)+$"), repeat(std::string(22, 'a') + "!", 2000));
   EXPECT_TRUE(contains(error, kSplitField)) << error;
   EXPECT_TRUE(contains(error, "pattern \"(a+)+$\"")) << error;
   EXPECT_TRUE(contains(error, "backtracking")) << error;
-  EXPECT_LT(seconds, 30.0);
 }
 
 // Each search finds a match (the "." alternative) after an exponential attempt: no single search
 // is over any limit, only their sum.
 TEST(HostileTokenizer, TheBudgetSpansEveryMatchOfOneText) {
-  const auto [error, seconds] = encode_error(with_split_pattern("(a+)+b|."), repeat(std::string(20, 'a') + "!", 2000));
+  const std::string error = encode_error(with_split_pattern("(a+)+b|."), repeat(std::string(20, 'a') + "!", 2000));
   EXPECT_TRUE(contains(error, kSplitField + "pattern \"(a+)+b|.\"")) << error;
-  EXPECT_LT(seconds, 30.0);
 }
 
 // U1: Oniguruma's own per-match limit said only "regex search failed: retry-limit-in-match over".
@@ -67,10 +55,10 @@ TEST(HostileTokenizer, TheRetryLimitErrorNamesTheFileTheFieldAndThePattern) {
   const nlohmann::json tokenizer = with_split_pattern("(\\w+\\s?)*$");
   const std::string pattern = "pattern \"(\\\\w+\\\\s?)*$\"";  // as JSON writes it
   // A short text: the text's budget runs out before the per-match limit.
-  std::string error = encode_error(tokenizer, std::string(30, 'a') + "!").first;
+  std::string error = encode_error(tokenizer, std::string(30, 'a') + "!");
   EXPECT_TRUE(contains(error, kSplitField + pattern)) << error;
   // A long one: the budget outlasts Oniguruma's per-match limit, whose error is named the same way.
-  error = encode_error(tokenizer, std::string(20000, 'a') + "!").first;
+  error = encode_error(tokenizer, std::string(20000, 'a') + "!");
   EXPECT_TRUE(contains(error, kSplitField + pattern + ": regex search failed: retry-limit-in-match over")) << error;
 }
 
@@ -83,7 +71,7 @@ TEST(HostileTokenizer, LongOrdinaryTextsStayInsideTheBudget) {
 
 // H2: each added token looked for its id among all earlier ones (quadratic in their number): over a
 // minute for 200,000. What is left is mostly reading the 37 MB of JSON.
-TEST(HostileTokenizer, ManyAddedTokensLoadAndMatchInNearLinearTime) {
+TEST(HostileTokenizer, ManyAddedTokensLoadAndMatch) {
   nlohmann::json j = read_json(kShared + "/models/llama3-tokenizer/tokenizer.json");
   constexpr int kExtra = 200000;
   for (int i = 0; i < kExtra; ++i)
@@ -93,8 +81,7 @@ TEST(HostileTokenizer, ManyAddedTokensLoadAndMatchInNearLinearTime) {
   const std::string path = dir.write("tokenizer.json", j.dump());
   j = nullptr;
   std::unique_ptr<models::Tokenizer> tok;
-  const double seconds = seconds_of([&] { tok = std::make_unique<models::Tokenizer>(path); });
-  EXPECT_LT(seconds, 60.0);
+  tok = std::make_unique<models::Tokenizer>(path);  // the growth with N: bench_tokenizer BM_LoadManyAddedTokens
   EXPECT_EQ(tok->encode("hi", false), real_tokenizer("llama3").encode("hi", false));
   // Ids follow the vocabulary (128,256 tokens) in file order, whatever the file says.
   EXPECT_EQ(tok->encode("a<|extra_0|>b<|extra_199999|>", false),
@@ -104,13 +91,13 @@ TEST(HostileTokenizer, ManyAddedTokensLoadAndMatchInNearLinearTime) {
 
 // H3: utf8proc orders a run of combining marks by swapping neighbours (quadratic); 150,000 marks
 // took minutes. The result is still NFC: á, the ccc-220 marks, then the ccc-230 ones but the first.
-TEST(HostileTokenizer, LongRunsOfCombiningMarksNormalizeInLinearTime) {
+TEST(HostileTokenizer, LongRunsOfCombiningMarksNormalize) {
   const std::string acute = "\xCC\x81", grave_below = "\xCC\x96";  // U+0301 (ccc 230), U+0316 (ccc 220)
   const std::string text = "a" + repeat(acute + grave_below, 75000);
   const std::string nfc = "\xC3\xA1" + repeat(grave_below, 75000) + repeat(acute, 74999);
   const models::Tokenizer& tok = real_tokenizer("qwen3");
   std::vector<int> ids;
-  EXPECT_LT(seconds_of([&] { ids = tok.encode(text, false); }), 30.0);
+  ids = tok.encode(text, false);  // the growth with N: bench_tokenizer BM_NormalizeCombiningMarks
   EXPECT_EQ(tok.decode(ids), nfc);
 }
 
