@@ -37,7 +37,7 @@ struct Example {
   // left out of the mean). Null as a whole: scored later, over the corpus (ExampleLoop::score).
   nlohmann::json metrics = nlohmann::json::object();
   nlohmann::json fields = nlohmann::json::object();  // the task's own fields (shots, truncated, ...)
-  std::optional<std::string> prompt;                 // the text fed; recorded with record_prompts
+  std::optional<std::string> prompt = std::nullopt;  // the text fed; recorded with record_prompts
   nlohmann::json recorded_with_prompt = nlohmann::json::object();  // more text recorded with it
 };
 

@@ -9,6 +9,7 @@
 #include "cli/run_binary.hpp"
 #include "harness/table_render.hpp"
 #include "policies/registry.hpp"
+#include "error_text.hpp"
 #include "table_fixture.hpp"
 #include "tasks/task_registry.hpp"
 
@@ -21,8 +22,6 @@ using nlohmann::json;
 using table_testing::fixture_results_dir;
 using table_testing::fixture_spec;
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 std::string testing_read(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;
@@ -30,14 +29,8 @@ std::string testing_read(const std::string& path) {
   return s.str();
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::contains;
+using testing::error_of;
 
 
 TEST(TableSpecErrors, NameTheFileAndTheField) {

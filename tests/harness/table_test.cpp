@@ -6,6 +6,7 @@
 #include <set>
 
 #include "harness/table_render.hpp"
+#include "error_text.hpp"
 #include "table_fixture.hpp"
 
 namespace kvbench {
@@ -17,16 +18,8 @@ using nlohmann::json;
 using table_testing::fixture_results_dir;
 using table_testing::fixture_spec;
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::contains;
+using testing::error_of;
 
 TEST(TableSpec, FixtureParses) {
   const auto spec = fixture_spec();
