@@ -49,7 +49,7 @@ TEST(ReliabilityCli, DeviceDtypeAndNonsenseOptionsAreOneClearLine) {
                                        "(kvbench run --help lists the options)"))
       << unknown.output;
   expect_clear_error("grid grids/nightly.json --threads -2 --dry-run", "--threads");
-  expect_clear_error("generate --prompt x --policy kvec --policy-params '{\"beta\": -1}'", "kvec: parameter 'beta'");
+  expect_clear_error("generate --prompt x --policy kvec --policy-params '{\"beta\": -1}'", "policy_params: field 'beta' of policy 'kvec' must be a number >= 0 and <= 1, got -1");
 }
 
 TEST(ReliabilityCli, WrongTokenizerAndSpecialFilesAsTheModel) {

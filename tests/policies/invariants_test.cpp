@@ -113,7 +113,9 @@ TEST(PolicyParameters, ErrorsNameThePolicyAndWhatTheValueMustBe) {
   EXPECT_EQ(error_of("bumblebee", {{"alpha", -1000.0}}).rfind("bumblebee: alpha and beta must be finite and > 0", 0), 0u);
   EXPECT_EQ(error_of("bumblebee", {{"epsilon", -5.0}}), "bumblebee: epsilon must be in (0, 1)");
   // A message that already names its policy is not named twice.
-  EXPECT_EQ(error_of("kvec", {{"beta", -1}}).rfind("kvec: parameter 'beta'", 0), 0u);
+  EXPECT_EQ(error_of("kvec", {{"window", 40}, {"wide_window", 32}}), "kvec: need window <= wide_window");
+  // A range is the declaration's: the message says the bound.
+  EXPECT_EQ(error_of("kvec", {{"beta", -1}}), "policy_params: field 'beta' of policy 'kvec' must be a number >= 0 and <= 1, got -1");
 }
 
 }  // namespace
