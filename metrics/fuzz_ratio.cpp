@@ -19,13 +19,7 @@ double levenshtein_ratio(const std::u32string& a, const std::u32string& b) {
   // i.e. the indel distance lensum - 2*LCS.
   size_t lensum = a.size() + b.size();
   if (lensum == 0) return 1.0;
-  const uint64_t work = detail::lcs_length_words(a.size(), b.size());
-  if (work > kMaxLcsLengthWords) {
-    throw ScorerLimitError(scorer_limit_message(
-        "fuzz.ratio (python-Levenshtein)",
-        std::to_string(a.size()) + " x " + std::to_string(b.size()) + " code points", work,
-        "bit-parallel LCS word steps", kMaxLcsLengthWords));
-  }
+  detail::require_lcs_length_within_bound("fuzz.ratio (python-Levenshtein)", a.size(), b.size(), "code points");
   size_t lcs = detail::lcs_length(a, b);
   size_t dist = lensum - 2 * lcs;
   return static_cast<double>(lensum - dist) / static_cast<double>(lensum);

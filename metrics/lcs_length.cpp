@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "metrics/scorer_limits.hpp"
+
 namespace kvbench::metrics::detail {
 
 namespace {
@@ -80,6 +82,13 @@ size_t lcs_length(const std::u32string& a, const std::u32string& b) { return lcs
 uint64_t lcs_length_words(size_t a, size_t b) {
   const uint64_t shorter = std::min(a, b), longer = std::max(a, b);
   return longer * ((shorter + 63) / 64);
+}
+
+void require_lcs_length_within_bound(const std::string& scorer, size_t a, size_t b, const std::string& unit) {
+  const uint64_t work = lcs_length_words(a, b);
+  if (work <= kMaxLcsLengthWords) return;
+  throw ScorerLimitError(scorer_limit_message(scorer, std::to_string(a) + " x " + std::to_string(b) + " " + unit, work,
+                                              "bit-parallel LCS word steps", kMaxLcsLengthWords));
 }
 
 }  // namespace kvbench::metrics::detail

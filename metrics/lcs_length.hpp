@@ -19,4 +19,8 @@ size_t lcs_length(const std::u32string& a, const std::u32string& b);
 // longer * ceil(shorter / 64). The scorers compare it with kMaxLcsLengthWords before starting.
 uint64_t lcs_length_words(size_t a, size_t b);
 
+// Throws ScorerLimitError "<scorer>: <a> x <b> <unit> need ... bit-parallel LCS word steps, over
+// the limit ..." when lcs_length_words(a, b) exceeds kMaxLcsLengthWords.
+void require_lcs_length_within_bound(const std::string& scorer, size_t a, size_t b, const std::string& unit);
+
 }  // namespace kvbench::metrics::detail

@@ -98,13 +98,7 @@ RougeScore rouge_n(const std::vector<std::string>& target_tokens,
 RougeScore rouge_l(const std::vector<std::string>& target_tokens,
                    const std::vector<std::string>& prediction_tokens) {
   if (target_tokens.empty() || prediction_tokens.empty()) return {};
-  const uint64_t work = detail::lcs_length_words(target_tokens.size(), prediction_tokens.size());
-  if (work > kMaxLcsLengthWords) {
-    throw ScorerLimitError(scorer_limit_message(
-        "rouge_score rougeL",
-        std::to_string(target_tokens.size()) + " x " + std::to_string(prediction_tokens.size()) + " tokens", work,
-        "bit-parallel LCS word steps", kMaxLcsLengthWords));
-  }
+  detail::require_lcs_length_within_bound("rouge_score rougeL", target_tokens.size(), prediction_tokens.size(), "tokens");
   Interner in;
   // Only the length is needed: the bit-parallel LCS gives the plain table's last cell.
   double lcs = static_cast<double>(detail::lcs_length(in.map(target_tokens), in.map(prediction_tokens)));
