@@ -29,7 +29,7 @@ void ModelOptions::add_to(CLI::App& app) {
 void PolicyOptions::add_to(CLI::App& app) {
   app.add_option("--policy", policy, "eviction policy (kvbench policies lists them)")->capture_default_str();
   app.add_option("--policy-params", params, "policy parameters as a JSON object")->capture_default_str();
-  app.add_option("--budget", budget, "tokens per KV head (512), a fraction of the prompt (20%) or full")
+  app.add_option("--budget", budget, "tokens per KV head (512), a fraction of the prompt (20%), kvpress's compression ratio (ratio:0.5) or full")
       ->capture_default_str();
   app.add_option("--protocol", protocol, "oneshot, stream or decode")->capture_default_str();
   app.add_option("--block", block, "stream protocol: prompt block size in tokens")->capture_default_str()->check(at_least(1));

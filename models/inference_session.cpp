@@ -34,7 +34,7 @@ torch::Tensor InferenceSession::prefill(const std::vector<int64_t>& tokens, bool
   if (tokens.empty()) throw std::invalid_argument("prefill: empty prompt");
   const auto& c = model_.config();
   info_ = {c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, static_cast<int64_t>(tokens.size()),
-           options_.budget.resolve(static_cast<int64_t>(tokens.size())), options_.seed};
+           options_.budget.resolve(static_cast<int64_t>(tokens.size())), options_.seed, options_.budget.compression_ratio()};
   if (policy_) policy_->begin(info_);
   if (options_.protocol != Protocol::kStream) return run(tokens, policies::Phase::kPrefill, true, all_logits);
   std::vector<torch::Tensor> rows;

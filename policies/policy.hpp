@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "policies/attention_stats.hpp"
@@ -29,6 +30,9 @@ struct SequenceInfo {
   int64_t prompt_len = 0;
   int64_t budget = 0;  // tokens per KV head per layer, resolved (kUnlimitedTokens: "full")
   uint64_t seed = 0;
+  // Given as kvpress's compression ratio ("ratio:<r>"): r, which PyramidKVPress's layer budgets
+  // use unrounded.
+  std::optional<double> compression_ratio;
   // No eviction. From 2^40 tokens on a budget counts as unlimited too: no sequence is that long,
   // and policies compute with smaller budgets (sums, products of strides) without overflow.
   bool unlimited() const { return budget >= (int64_t{1} << 40); }

@@ -186,7 +186,7 @@ class PerplexityTask : public Task {
     if (job.protocol != "stream" || job.block != 1)
       throw std::invalid_argument(name_ + ": preset buzz_table3 streams token by token: the job needs protocol \"stream\" "
                                   "and block 1, got " + job.protocol + " with block " + std::to_string(job.block));
-    if (policies::Budget::parse(job.budget).is_fraction())
+    if (policies::Budget::parse(job.budget).is_relative())
       throw std::invalid_argument(name_ + ": preset buzz_table3 uses an absolute cache size (\"50\", \"100\" or \"full\"), "
                                   "got " + job.budget);
     TaskContext ctx = job;

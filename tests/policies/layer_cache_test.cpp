@@ -212,5 +212,18 @@ TEST(Budget, ParsesTokensFractionsAndFull) {
   }
 }
 
+// kvpress's compression ratio: n_kept = int(k_len * (1 - ratio)) in doubles, truncated — so
+// ratio 0.9 of 100 tokens keeps 9 (1 - 0.9 = 0.0999…), as ScorerPress.compress does.
+TEST(Budget, CompressionRatioTruncatesAsKvpress) {
+  EXPECT_EQ(Budget::parse("ratio:0.5").resolve(101), 50);
+  EXPECT_EQ(Budget::parse("ratio:0.9").resolve(100), 9);
+  EXPECT_EQ(Budget::parse("ratio:0.7").resolve(100), 30);
+  EXPECT_EQ(Budget::parse("ratio:0").resolve(77), 77);
+  EXPECT_EQ(Budget::parse("ratio:0.875").to_string(), "ratio:0.875");
+  EXPECT_EQ(Budget::parse("ratio:0.123456789").to_string(), "ratio:0.123456789");
+  EXPECT_TRUE(Budget::parse("ratio:0.25").is_relative());
+  for (const char* bad : {"ratio:1", "ratio:-0.1", "ratio:", "ratio:0.5x", "ratio:nan"}) EXPECT_THROW(Budget::parse(bad), std::invalid_argument) << bad;
+}
+
 }  // namespace
 }  // namespace kvbench::policies
