@@ -1,0 +1,94 @@
+// AdaKVPress (Feng et al., "Ada-KV", 2024; kvpress/presses/adakv_press.py): head-adaptive
+// budgets around any press. Per layer with H KV heads and budget B per head: each head's
+// int(B·alpha_safeguard) best tokens are safe (scored +max, as the press's protected window), then
+// the H·(n − B) lowest scores of the whole layer are evicted, wherever they fall — a head whose
+// scores are spread keeps more than one whose mass is concentrated. kvpress masks the evicted
+// keys in attention; kvbench evicts them (ragged heads). kvbench's bare `adakv` follows FFY0/AdaKV
+// (its floor α·b + (1 − α)·c_i per head, pyramids, rounding) instead.
+#include <cfloat>
+#include <cmath>
+
+#include "policies/keep_scored.hpp"
+#include "policies/kvpress/press.hpp"
+#include "policies/registry.hpp"
+#include "policies/scorer_registry.hpp"
+#include "policies/selection.hpp"
+
+namespace kvbench::policies::kvpress {
+namespace {
+
+class AdaKvPress : public Policy {
+ public:
+  AdaKvPress(std::string name, std::unique_ptr<SlotScorer> press, const nlohmann::json& p)
+      : name_(std::move(name)), press_(std::move(press)), alpha_(p.at("alpha_safeguard")) {}
+
+  std::string name() const override { return name_; }
+  StatsRequest wants() const override { return press_->wants(); }
+  void begin(const SequenceInfo& info) override {
+    Policy::begin(info);
+    press_->begin(info);
+  }
+  void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase phase) override {
+    press_->observe(layer, cache, stats, phase);
+  }
+  // The most one head can hold: all the layer's tokens but the others' safe ones.
+  int64_t layer_budget(int64_t layer) const override {
+    if (info_.unlimited()) return info_.budget;
+    const int64_t heads = std::max<int64_t>(info_.n_kv_heads, 1);
+    return heads * info_.budget - (heads - 1) * safe(info_.budget);
+  }
+
+  void compress(int64_t layer, LayerCache& cache, Phase) override {
+    const int64_t budget = std::max<int64_t>(1, info_.budget), heads = cache.kv_heads(), n = cache.size();
+    const torch::Tensor counts = valid_counts(cache);
+    const int64_t total = counts.sum().item<int64_t>();
+    if (total <= heads * budget) return;
+    const torch::Tensor window = newest_valid(cache, std::min(budget, press_->recent(budget)));
+    torch::Tensor scores = press_->scores(layer, cache, window).to(torch::kCPU, torch::kFloat32).expand({heads, n}).clone();
+    torch::Tensor valid = cache.all_valid() ? torch::ones({heads, n}, torch::kBool) : cache.valid().to(torch::kCPU);
+    scores.masked_fill_(window.to(torch::kCPU), FLT_MAX);
+    scores.masked_fill_(valid.logical_not(), -INFINITY);
+    scores.masked_fill_(top_k_mask(scores, std::min(safe(budget), n)), FLT_MAX);
+    // The layer keeps its H·B best scores, whichever heads they belong to.
+    const torch::Tensor kept = top_k_mask(scores.reshape({1, heads * n}), heads * budget).reshape({heads, n}).sum(1);
+    const torch::Tensor surplus = counts - kept;
+    const int64_t most = surplus.max().item<int64_t>();
+    if (most <= 0) return;
+    torch::Tensor victims = lowest_scored_slots(scores.masked_fill(valid.logical_not(), INFINITY),
+                                                cache.positions().to(torch::kCPU), most, /*lowest_first=*/true);
+    cache.evict(victims, surplus);
+  }
+
+ private:
+  int64_t safe(int64_t budget) const { return static_cast<int64_t>(static_cast<double>(budget) * alpha_); }
+
+  std::string name_;
+  std::unique_ptr<SlotScorer> press_;
+  double alpha_;
+};
+
+const params::Param kAlpha =
+    params::Param::number("alpha_safeguard", 0.2, "each head keeps at least int(B·alpha) of its best tokens", 0, 1);
+const char* const kReadsDevice = "its ragged eviction sizes the cache by the longest head";
+
+const PolicyRegistration adakv_registration(
+    {"kvpress:adakv", "Head-adaptive budgets: the layer's lowest scores evicted across heads, a safeguard per head",
+     "Feng et al. 2024 (arXiv 2407.11550); kvpress adakv_press.py",
+     {params::Param::text("press", "kvpress:snapkv", "the registered press whose scores are allocated (its parameters join these)"),
+      kAlpha},
+     [](const nlohmann::json& p) {
+       return std::make_unique<AdaKvPress>("kvpress:adakv", make_scorer(p.at("press"), p), p);
+     },
+     kReadsDevice, "", "press"});
+
+const PolicyRegistration adakv_snapkv_registration(
+    {"kvpress:adakv_snapkv", "AdaKVPress(SnapKVPress()): kvpress:adakv around kvpress:snapkv",
+     "Feng et al. 2024; kvpress adakv_press.py, snapkv_press.py (PRESS_REGISTRY adakv_snapkv)",
+     {kAlpha},
+     [](const nlohmann::json& p) {
+       return std::make_unique<AdaKvPress>("kvpress:adakv_snapkv", make_scorer("kvpress:snapkv", p), p);
+     },
+     kReadsDevice, "kvpress:snapkv"});
+
+}  // namespace
+}  // namespace kvbench::policies::kvpress

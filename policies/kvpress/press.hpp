@@ -1,0 +1,62 @@
+#pragma once
+// kvpress's presses (NVIDIA/kvpress, evaluation/evaluate_registry.py PRESS_REGISTRY, at commit
+// kKvpressCommit; docs/policies-kvpress.md). A ScorerPress scores every (KV head, token) of a
+// layer and each head keeps its n_kept best: in kvbench that is ScoredPolicy with the press as
+// its SlotScorer, the budget (`ratio:<r>` gives kvpress's n_kept = int(k_len · (1 − r))) as n_kept.
+// Each press registers itself in its own file as policy and scorer "kvpress:<key>", and under its
+// bare name when that name is new to kvbench, so wrappers (Ada-KV, ...) take any press by name.
+#include <torch/torch.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "base/param.hpp"
+#include "policies/layer_cache.hpp"
+#include "policies/slot_scorer.hpp"
+
+namespace kvbench::policies::kvpress {
+
+inline constexpr const char* kKvpressCommit = "8bb29b9c3078452a86d692f29123fa6c793e2b05";
+inline constexpr const char* kPrefix = "kvpress:";
+
+struct PressInfo {
+  std::string key;      // the PRESS_REGISTRY key: policy and scorer "kvpress:<key>"
+  std::string summary;  // one line
+  std::string source;   // the paper and kvpress's file
+  params::Params params;
+  std::function<std::unique_ptr<SlotScorer>(const nlohmann::json& params)> make;
+  bool bare_name = false;  // a press new to kvbench: "<key>" names it too
+};
+
+struct PressRegistration {
+  explicit PressRegistration(PressInfo info);
+};
+
+// A press that needs no attention statistics and protects nothing on its own.
+class Press : public SlotScorer {
+ public:
+  StatsRequest wants() const override { return {}; }
+  void observe(int64_t, LayerCache&, const AttentionStats&, Phase) override {}
+  int64_t recent(int64_t) const override { return 0; }
+};
+
+// The slots of every head in arrival order, the valid ones first (kvpress's cache holds each
+// head's tokens in the order they came). Identity on a cache in arrival order without holes.
+class ArrivalOrder {
+ public:
+  explicit ArrivalOrder(const LayerCache& cache);
+  // [kv_heads, n, ...] in slot order -> in arrival order.
+  torch::Tensor gather(const torch::Tensor& per_slot) const;
+  // [kv_heads, n] scores in arrival order -> in slot order.
+  torch::Tensor scatter(const torch::Tensor& per_token) const;
+
+ private:
+  torch::Tensor perm_;  // [kv_heads, n] int64; undefined: the identity
+};
+
+// [heads, n] per query head -> [kv_heads, n], each KV head the mean of its group of query heads
+// (kvpress: scores.view(bsz, kv_heads, groups, n).mean(2)).
+torch::Tensor mean_over_groups(const torch::Tensor& scores, int64_t kv_heads);
+
+}  // namespace kvbench::policies::kvpress
