@@ -148,6 +148,8 @@ torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t f
       qk = torch::cat({rms_norm(qk.narrow(1, 0, H), w.q_norm, config_.norm_eps),
                        rms_norm(qk.narrow(1, H, kvh), w.k_norm, config_.norm_eps)}, 1);
     }
+    torch::Tensor queries_before_rope;
+    if (request.stats.queries_before_rope) queries_before_rope = qk.narrow(1, 0, H).transpose(0, 1).to(torch::kFloat32);
     if (rotate_now) qk = rope_.apply_tokens(qk, first_position);
     torch::Tensor q = qk.narrow(1, 0, H).transpose(0, 1);   // [H, T, hd]
     torch::Tensor k = qk.narrow(1, H, kvh).transpose(0, 1);  // [kvh, T, hd]
@@ -159,6 +161,10 @@ torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t f
     if (control.on_attention) control.on_attention(l, q, k, v, positions, attn.output);
     if (control.policy) {
       attn.stats.position_end = first_position + T;
+      if (queries_before_rope.defined()) {
+        attn.stats.queries_before_rope = queries_before_rope;
+        attn.stats.rotate = [this](const torch::Tensor& x, int64_t first) { return rope_.apply_heads(x, first); };
+      }
       control.policy->observe(l, layer_cache, attn.stats, control.phase);
       if (control.compress) control.policy->compress(l, layer_cache, control.phase);
     }

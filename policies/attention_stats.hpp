@@ -4,6 +4,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 
 namespace kvbench::policies {
 
@@ -17,7 +18,11 @@ struct StatsRequest {
   // above-average quantisation).
   bool kv_column_sq_sums = false;
   bool kv_column_above_mean = false;
+  // Not attention statistics but what the model fed to attention: the forward's queries before
+  // RoPE and the layer's rotation (kvpress's ExpectedAttentionPress).
+  bool queries_before_rope = false;
 
+  // Whether attention must compute statistics (queries_before_rope comes from the model alone).
   bool any() const {
     return last_row || column_sums || column_sq_sums || window > 0 || kv_column_sq_sums || kv_column_above_mean;
   }
@@ -35,6 +40,11 @@ struct AttentionStats {
   torch::Tensor kv_column_above_mean;  // [kv_heads, n]
   torch::Tensor column_counts;   // [n] how many of this forward's queries could see each slot
   int64_t n_queries = 0;
+  // Requested with queries_before_rope: [heads, T, head_dim] float32, the forward's queries as
+  // projected (and q-normed), before the rotation; and the layer's RoPE applied to x [rows, n,
+  // head_dim] at positions first .. first + n − 1.
+  torch::Tensor queries_before_rope;
+  std::function<torch::Tensor(const torch::Tensor& x, int64_t first)> rotate;
   // One past the largest original position in the cache (the forward's last token's + 1), known
   // on the host without reading the positions; 0 when the caller does not say.
   int64_t position_end = 0;

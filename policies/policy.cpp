@@ -20,6 +20,7 @@ StatsRequest& StatsRequest::merge(const StatsRequest& other) {
   window = std::max(window, other.window);
   kv_column_sq_sums |= other.kv_column_sq_sums;
   kv_column_above_mean |= other.kv_column_above_mean;
+  queries_before_rope |= other.queries_before_rope;
   return *this;
 }
 

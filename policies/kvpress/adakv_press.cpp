@@ -90,5 +90,14 @@ const PolicyRegistration adakv_snapkv_registration(
      },
      kReadsDevice, "kvpress:snapkv"});
 
+const PolicyRegistration adakv_expected_attention_registration(
+    {"kvpress:expected_attention", "AdaKVPress(ExpectedAttentionPress(epsilon=1e-2)): kvpress:adakv around expected_attention",
+     "Devoto et al. 2025; kvpress adakv_press.py, expected_attention_press.py (PRESS_REGISTRY expected_attention)",
+     {kAlpha},
+     [](const nlohmann::json& p) {
+       return std::make_unique<AdaKvPress>("kvpress:expected_attention", make_scorer("expected_attention", p), p);
+     },
+     kReadsDevice, "expected_attention", "", {{"epsilon", 1e-2}}});
+
 }  // namespace
 }  // namespace kvbench::policies::kvpress

@@ -19,7 +19,7 @@ void register_press(const PressInfo& info, const std::string& name) {
 }  // namespace
 
 PressRegistration::PressRegistration(PressInfo info) {
-  register_press(info, kPrefix + info.key);
+  if (info.prefixed) register_press(info, kPrefix + info.key);
   if (info.bare_name) register_press(info, info.key);
 }
 

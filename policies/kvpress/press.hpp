@@ -27,6 +27,9 @@ struct PressInfo {
   params::Params params;
   std::function<std::unique_ptr<SlotScorer>(const nlohmann::json& params)> make;
   bool bare_name = false;  // a press new to kvbench: "<key>" names it too
+  // false where the registry key names a wrapped press (kvpress's "expected_attention" is
+  // AdaKVPress(ExpectedAttentionPress(epsilon=1e-2))): only the bare name is registered here.
+  bool prefixed = true;
 };
 
 struct PressRegistration {
