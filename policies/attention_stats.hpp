@@ -21,6 +21,7 @@ struct StatsRequest {
   // Not attention statistics but what the model fed to attention: the forward's queries before
   // RoPE and the layer's rotation (kvpress's ExpectedAttentionPress).
   bool queries_before_rope = false;
+  bool output_projection = false;  // the layer's W_o (kvpress's CriticalKVPress)
 
   // Whether attention must compute statistics (queries_before_rope comes from the model alone).
   bool any() const {
@@ -45,6 +46,9 @@ struct AttentionStats {
   // head_dim] at positions first .. first + n − 1.
   torch::Tensor queries_before_rope;
   std::function<torch::Tensor(const torch::Tensor& x, int64_t first)> rotate;
+  // Requested with output_projection: the layer's attention output projection W_o [dim, heads ·
+  // head_dim] (transformers' o_proj.weight), in the model's dtype, on its device.
+  torch::Tensor output_projection;
   // One past the largest original position in the cache (the forward's last token's + 1), known
   // on the host without reading the positions; 0 when the caller does not say.
   int64_t position_end = 0;

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <map>
 
+#include "policies/gqa_mode.hpp"
 #include "policies/keep_scored.hpp"
 #include "policies/kvpress/press.hpp"
 
@@ -57,16 +58,16 @@ class ExpectedAttentionPress : public Press {
     if (it == moments_.end()) throw std::logic_error("expected_attention: compress() without the forward's queries");
     const Moments& m = it->second;
     const int64_t heads = m.mean.size(0), kv_heads = cache.kv_heads(), d = cache.head_dim();
-    torch::Tensor keys = cache.keys().to(torch::kFloat32).repeat_interleave(heads / kv_heads, 0);  // [heads, n, d]
+    torch::Tensor keys = repeat_rows(cache.keys().to(torch::kFloat32), heads / kv_heads);  // [heads, n, d]
     torch::Tensor logits = keys.matmul(m.mean.unsqueeze(-1)).squeeze(-1) / std::sqrt(static_cast<double>(d));
     if (covariance_) logits = logits + (keys.matmul(m.covariance) * keys).sum(-1) / static_cast<double>(d) / 2;
     torch::Tensor sinks = oldest_valid(cache, sinks_);  // [kv_heads, n]
     torch::Tensor excluded = sinks;
     if (!cache.all_valid()) excluded = excluded.logical_or(cache.valid().logical_not());
-    logits = logits.masked_fill(excluded.repeat_interleave(heads / kv_heads, 0), -INFINITY);
+    logits = logits.masked_fill(repeat_rows(excluded, heads / kv_heads), -INFINITY);
     torch::Tensor s = mean_over_groups(logits.softmax(-1), kv_heads);
     if (vnorm_) s = (s + epsilon_) * cache.values().to(torch::kFloat32).norm(2, -1);
-    return torch::where(sinks, s.max() + 1, s);
+    return torch::where(sinks, s.amax({0, 1}) + 1, s);  // amax: max() has no meta kernel in libtorch 1.13
   }
 
  private:

@@ -16,6 +16,12 @@ void register_press(const PressInfo& info, const std::string& name) {
                       "", name});
 }
 
+// The registry's no_press: kvpress with compression_ratio 0, the full cache.
+const PolicyRegistration no_press_registration(
+    {"kvpress:no_press", "No compression (PRESS_REGISTRY no_press): the full cache", "kvpress evaluate_registry.py",
+     {},
+     [](const nlohmann::json&) { return make_policy("full"); }});
+
 }  // namespace
 
 PressRegistration::PressRegistration(PressInfo info) {
