@@ -1,0 +1,126 @@
+// kvpress's wrappers on hand-built caches, each against its rule computed here from the press's
+// scores: ChunkKV keeps whole chunks, the same on every head, ranked by the chunk's mean of the
+// scores summed over heads; CriticalKV's stage 2 ranks by (score + ε)·‖vW_o‖₁ after its stage 1
+// keeps the press's own best; kvpress's AdaKV evicts the layer's lowest scores across heads once
+// each head's safeguard is set aside. (Recorded kvpress outputs: kvpress_parity_test.cpp.)
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+#include "baselines_helpers.hpp"
+#include "policies/registry.hpp"
+
+namespace kvbench::policies {
+namespace {
+
+using baseline_test::info_for;
+using baseline_test::kept;
+
+// n tokens, random keys/values with a fixed generator; positions 0..n-1.
+LayerCache random_cache(int64_t kv_heads, int64_t n, int64_t d, uint64_t seed) {
+  at::Generator g = at::detail::createCPUGenerator(seed);
+  LayerCache cache(kv_heads, d, torch::kFloat32);
+  cache.append(torch::randn({kv_heads, n, d}, g, torch::kFloat32), torch::randn({kv_heads, n, d}, g, torch::kFloat32),
+               torch::arange(n, torch::kInt64));
+  return cache;
+}
+
+std::set<int64_t> top(const torch::Tensor& scores, int64_t k) {
+  std::vector<int64_t> order(scores.size(0));
+  std::iota(order.begin(), order.end(), 0);
+  auto s = scores.accessor<float, 1>();
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return s[a] > s[b]; });
+  return {order.begin(), order.begin() + k};
+}
+
+TEST(KvpressWrappers, ChunkKvKeepsTheBestWholeChunksOnEveryHead) {
+  const int64_t kv = 2, n = 47, d = 4, chunk = 5;
+  const double ratio = 0.6;
+  LayerCache cache = random_cache(kv, n, d, 11);
+  // kvpress's rule from KnormPress's scores: −‖k‖ summed over heads, averaged per chunk.
+  const torch::Tensor per_token = cache.keys().norm(2, -1).neg().sum(0);
+  std::vector<float> chunk_means;
+  for (int64_t c = 0; c * chunk < n; ++c) chunk_means.push_back(per_token.narrow(0, c * chunk, std::min(chunk, n - c * chunk)).mean().item<float>());
+  const int64_t chunks = static_cast<int64_t>(chunk_means.size());  // 9 complete + 1 partial
+  const int64_t kept_chunks = std::max<int64_t>(1, static_cast<int64_t>(chunks * (1 - ratio)));
+  std::set<int64_t> want;
+  for (int64_t c : top(torch::tensor(chunk_means), kept_chunks))
+    for (int64_t j = c * chunk; j < std::min(n, (c + 1) * chunk); ++j) want.insert(j);
+
+  auto policy = make_policy("kvpress:chunk", {{"press", "kvpress:knorm"}, {"chunk_length", chunk}});
+  SequenceInfo info = info_for(1, kv, kv, Budget::compression_ratio(ratio).resolve(n), n);
+  info.head_dim = d;
+  info.compression_ratio = ratio;
+  policy->begin(info);
+  policy->compress(0, cache, Phase::kPrefill);
+  for (int64_t h = 0; h < kv; ++h) EXPECT_EQ(kept(cache, h), want) << "head " << h;
+  EXPECT_LE(cache.size(), policy->layer_budget(0));
+}
+
+TEST(KvpressWrappers, CriticalKvRanksByTheValuesThroughTheOutputProjection) {
+  const int64_t heads = 4, kv = 2, n = 40, d = 4, dim = 6, budget = 16;
+  LayerCache cache = random_cache(kv, n, d, 12);
+  at::Generator g = at::detail::createCPUGenerator(13);
+  const torch::Tensor wo = torch::randn({dim, heads * d}, g, torch::kFloat32);
+  const double first_stage = 0.25, eps = 1e-4;
+  // The rule: s = −‖k‖ (KnormPress); stage 1 keeps each head's int(B·0.25) best; stage 2 ranks
+  // the rest by (s + ε)·mean over the group of ‖v W_o,h‖₁.
+  const torch::Tensor s = cache.keys().norm(2, -1).neg();  // [kv, n]
+  const torch::Tensor v = cache.values().repeat_interleave(heads / kv, 0);
+  const torch::Tensor wo_heads = wo.t().reshape({heads, d, dim});
+  const torch::Tensor l1 = torch::bmm(v, wo_heads).abs().sum(-1).reshape({kv, heads / kv, n}).mean(1);
+  const torch::Tensor stage2 = (s + eps) * l1;
+
+  auto policy = make_policy("kvpress:critical", {{"press", "kvpress:knorm"}, {"first_stage_ratio", first_stage}});
+  SequenceInfo info = info_for(1, heads, kv, budget, n);
+  info.head_dim = d;
+  policy->begin(info);
+  AttentionStats stats;
+  stats.output_projection = wo;
+  policy->observe(0, cache, stats, Phase::kPrefill);
+  policy->compress(0, cache, Phase::kPrefill);
+  for (int64_t h = 0; h < kv; ++h) {
+    std::set<int64_t> want = top(s[h].contiguous(), static_cast<int64_t>(budget * first_stage));
+    torch::Tensor rest = stage2[h].clone();
+    for (int64_t j : want) rest[j] = -INFINITY;
+    for (int64_t j : top(rest, budget - static_cast<int64_t>(want.size()))) want.insert(j);
+    EXPECT_EQ(kept(cache, h), want) << "head " << h;
+  }
+  // W_o matters: the ranking by the press alone differs on some head.
+  bool differs = false;
+  for (int64_t h = 0; h < kv; ++h) differs |= top(s[h].contiguous(), budget) != kept(cache, h);
+  EXPECT_TRUE(differs);
+}
+
+TEST(KvpressWrappers, AdaKvEvictsTheLayersLowestScoresAfterEachHeadsSafeguard) {
+  const int64_t kv = 3, n = 30, d = 4, budget = 10;
+  LayerCache cache = random_cache(kv, n, d, 14);
+  const torch::Tensor s = cache.keys().norm(2, -1).neg();  // KnormPress
+  const double alpha = 0.3;
+  const int64_t safe = static_cast<int64_t>(budget * alpha);
+  torch::Tensor adjusted = s.clone();
+  for (int64_t h = 0; h < kv; ++h)
+    for (int64_t j : top(s[h].contiguous(), safe)) adjusted[h][j] = FLT_MAX;
+  const std::set<int64_t> layer_top = top(adjusted.reshape({kv * n}).contiguous(), kv * budget);
+
+  auto policy = make_policy("kvpress:adakv", {{"press", "kvpress:knorm"}, {"alpha_safeguard", alpha}});
+  SequenceInfo info = info_for(1, kv, kv, budget, n);
+  info.head_dim = d;
+  policy->begin(info);
+  policy->compress(0, cache, Phase::kPrefill);
+  std::set<int64_t> sizes;
+  for (int64_t h = 0; h < kv; ++h) {
+    std::set<int64_t> want;
+    for (int64_t j = 0; j < n; ++j)
+      if (layer_top.count(h * n + j)) want.insert(j);
+    EXPECT_EQ(kept(cache, h), want) << "head " << h;
+    EXPECT_GE(want.size(), static_cast<size_t>(safe));
+    sizes.insert(want.size());
+  }
+  EXPECT_GT(sizes.size(), 1u) << "the heads should keep different counts";
+}
+
+}  // namespace
+}  // namespace kvbench::policies

@@ -1,0 +1,193 @@
+#pragma once
+// Parity fixtures of the policies' official codes (tests/fixtures/policy_parity/<name>.json, written
+// by scripts/policy_parity/*.py running the reference Python classes): fixed random queries/keys
+// and, per step and stored head, the positions the reference kept. run_fixture() feeds the same
+// queries/keys through kvbench as the runtime does — append_model_heads, models::attend with the
+// policy's StatsRequest, observe(), compress() — and every stored head must keep the same set of
+// positions. Where the reference's choice among equal scores is unspecified (a tie group
+// straddling the selection boundary, recorded per head as "ties"), the sets must agree outside
+// the tie group and hold as many of it; such selections are counted and printed. A case with
+// "compression_ratio" (kvpress) runs under that ratio, and its "budget" must be what the
+// `ratio:<r>` budget form resolves to.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <numeric>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "models/attention.hpp"
+#include "models/rope.hpp"
+#include "policies/budget.hpp"
+#include "policies/gqa_mode.hpp"
+#include "policies/kv_cache.hpp"
+#include "policies/registry.hpp"
+
+namespace kvbench::policies::parity {
+
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+inline const fs::path kFixtures = fs::path(KVBENCH_TESTS_DIR) / "fixtures" / "policy_parity";
+
+struct ParityCount {
+  int cases = 0, steps = 0, selections = 0, tied = 0;
+};
+
+inline Phase phase_of(const std::string& name) {
+  if (name == "prefill") return Phase::kPrefill;
+  if (name == "block") return Phase::kPrefillBlock;
+  if (name == "decode") return Phase::kDecode;
+  throw std::invalid_argument("fixture: unknown phase '" + name + "'");
+}
+
+inline torch::Tensor tensor_of(const json& values, std::vector<int64_t> shape) {
+  std::vector<float> v = values.get<std::vector<float>>();
+  torch::Tensor t = torch::tensor(v, torch::kFloat32);
+  if (t.numel() != std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>()))
+    throw std::invalid_argument("fixture: tensor size does not match its shape");
+  return t.reshape(shape);
+}
+
+inline std::set<int64_t> kept_positions(const LayerCache& cache, int64_t head) {
+  std::set<int64_t> out;
+  torch::Tensor pos = cache.positions().to(torch::kCPU)[head];
+  torch::Tensor valid = cache.valid();
+  for (int64_t j = 0; j < cache.size(); ++j)
+    if (!valid.defined() || valid[head][j].item<bool>()) out.insert(pos[j].item<int64_t>());
+  return out;
+}
+
+inline std::string show(const std::set<int64_t>& s) {
+  std::string out = "{";
+  for (int64_t x : s) out += (out.size() > 1 ? "," : "") + std::to_string(x);
+  return out + "}";
+}
+
+// Every stored head of `lc` keeps `want` [[positions] per head]; where `ties` names a tie group
+// at the reference's selection boundary, the sets agree outside it and have one size.
+inline void expect_kept(const LayerCache& lc, const json& want, const json& ties_per_head, ParityCount& count) {
+  const int64_t d = lc.head_dim();
+  ASSERT_EQ(lc.kv_heads(), static_cast<int64_t>(want.size())) << "stored heads";
+  // Honest memory: every stored head counts (gqa repeat stores the query heads).
+  int64_t slots = 0;
+  for (int64_t h = 0; h < lc.kv_heads(); ++h) slots += static_cast<int64_t>(kept_positions(lc, h).size());
+  EXPECT_EQ(lc.logical_bytes(), 2 * slots * d * 4);
+  for (int64_t h = 0; h < lc.kv_heads(); ++h) {
+    std::set<int64_t> ours = kept_positions(lc, h);
+    std::set<int64_t> theirs = want[h].get<std::set<int64_t>>();
+    std::set<int64_t> ties = ties_per_head.is_array() ? ties_per_head[h].get<std::set<int64_t>>() : std::set<int64_t>{};
+    ++count.selections;
+    if (ties.empty()) {
+      EXPECT_EQ(ours, theirs) << "head " << h << ": kvbench " << show(ours) << " vs reference " << show(theirs);
+      continue;
+    }
+    ++count.tied;
+    auto outside = [&](const std::set<int64_t>& x) {
+      std::set<int64_t> o;
+      for (int64_t p : x)
+        if (!ties.count(p)) o.insert(p);
+      return o;
+    };
+    EXPECT_EQ(ours.size(), theirs.size()) << "head " << h;
+    EXPECT_EQ(outside(ours), outside(theirs)) << "head " << h << " outside the tie group " << show(ties) << ": kvbench "
+                                              << show(ours) << " vs reference " << show(theirs);
+  }
+}
+
+// The values a step appends: the layer's "v" when given; with the case's "values": "positions"
+// (kvpress's recordings, whose presses may read values) each token's position in feature 0, as
+// common.position_values; else zeros (the policies that never read values).
+inline torch::Tensor values_of(const json& c, const json& layer, const torch::Tensor& k, const torch::Tensor& positions) {
+  if (layer.contains("v")) return tensor_of(layer["v"], k.sizes().vec());
+  torch::Tensor v = torch::zeros_like(k);
+  if (c.value("values", "") == "positions") v.select(-1, 0).copy_(positions.to(torch::kFloat32).expand({k.size(0), k.size(1)}));
+  return v;
+}
+
+inline void run_case(const std::string& policy_name, const json& c, ParityCount& count) {
+  SCOPED_TRACE("case " + c["name"].get<std::string>());
+  const int64_t H = c["heads"], kvh = c["kv_heads"], d = c["head_dim"], L = c["layers"];
+  json params = c.value("params", json::object());
+  auto policy = make_policy(policy_name, params);
+  SequenceInfo info;
+  info.n_layers = L;
+  info.n_heads = H;
+  info.n_kv_heads = kvh;
+  info.head_dim = d;
+  info.prompt_len = c["prompt_len"];
+  info.budget = c["budget"];
+  if (c.contains("compression_ratio")) {
+    const double ratio = c["compression_ratio"];
+    info.compression_ratio = ratio;
+    EXPECT_EQ(Budget::compression_ratio(ratio).resolve(info.prompt_len), info.budget) << "ratio:" << ratio;
+  }
+  policy->begin(info);
+
+  models::ModelConfig config;
+  config.head_dim = d;
+  config.n_heads = H;
+  config.n_kv_heads = kvh;
+  models::Rope rope(config);
+  KVCache cache(L, kvh, d, torch::kFloat32, policy->position_mode());
+  models::AttentionRequest request;
+  request.mode = policy->position_mode();
+  request.stats = policy->wants();
+
+  int64_t position = 0;
+  for (size_t s = 0; s < c["steps"].size(); ++s) {
+    const json& step = c["steps"][s];
+    SCOPED_TRACE("step " + std::to_string(s));
+    const int64_t T = step["tokens"];
+    const Phase phase = phase_of(step["phase"]);
+    torch::Tensor positions = torch::arange(position, position + T, torch::kInt64);
+    for (int64_t l = 0; l < L; ++l) {
+      SCOPED_TRACE("layer " + std::to_string(l));
+      const json& layer = step["layers"][l];
+      torch::Tensor q = tensor_of(layer["q"], {H, T, d});
+      torch::Tensor k = tensor_of(layer["k"], {kvh, T, d});
+      LayerCache& lc = cache.layer(l);
+      append_model_heads(lc, k, values_of(c, layer, k, positions), positions);  // as models/transformer.cpp
+      models::AttentionResult attn = models::attend(q, lc, rope, request);
+      policy->observe(l, lc, attn.stats, phase);
+      if (step["compress"].get<bool>()) policy->compress(l, lc, phase);
+
+      expect_kept(lc, layer["kept"], layer.contains("ties") ? layer["ties"] : json(), count);
+    }
+    position += T;
+    ++count.steps;
+  }
+  ++count.cases;
+}
+
+inline json load_fixture(const std::string& file) {
+  std::ifstream in(kFixtures / file);
+  if (!in) throw std::runtime_error("missing fixture " + (kFixtures / file).string());
+  return json::parse(in);
+}
+
+inline void report(const std::string& what, const json& fixture, const ParityCount& count) {
+  std::cout << what << " vs " << fixture["reference"]["repo"].get<std::string>() << ": " << count.cases << " cases, "
+            << count.steps << " steps, " << count.selections << " head selections (" << count.tied
+            << " with boundary ties)\n";
+  ::testing::Test::RecordProperty("cases", count.cases);
+  ::testing::Test::RecordProperty("steps", count.steps);
+  ::testing::Test::RecordProperty("selections", count.selections);
+  ::testing::Test::RecordProperty("tied_selections", count.tied);
+}
+
+inline ParityCount run_fixture(const std::string& file) {
+  const json fixture = load_fixture(file);
+  ParityCount count;
+  for (const json& c : fixture["cases"]) run_case(c.value("policy", fixture["policy"].get<std::string>()), c, count);
+  report(fixture["policy"], fixture, count);
+  return count;
+}
+
+}  // namespace kvbench::policies::parity
