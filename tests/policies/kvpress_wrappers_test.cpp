@@ -122,5 +122,39 @@ TEST(KvpressWrappers, AdaKvEvictsTheLayersLowestScoresAfterEachHeadsSafeguard) {
   EXPECT_GT(sizes.size(), 1u) << "the heads should keep different counts";
 }
 
+// KeyDiff's score of every token of `keys` [n, d] among those tokens: −cos(k, mean unit key).
+torch::Tensor keydiff_scores(const torch::Tensor& keys) {
+  const torch::Tensor unit = keys / keys.norm(2, -1, true).clamp_min(1e-12);
+  return torch::cosine_similarity(keys, unit.mean(0, true), -1, 1e-8).neg();
+}
+
+TEST(KvpressWrappers, BlockPressRescoresTheKeptTokensWithEachNextBlock) {
+  const int64_t kv = 2, n = 37, d = 4, block = 6, budget = 10;
+  LayerCache cache = random_cache(kv, n, d, 15);
+  auto policy = make_policy("kvpress:block", {{"press", "kvpress:keydiff"}, {"block_size", block}});
+  SequenceInfo info = info_for(1, kv, kv, budget, n);
+  info.head_dim = d;
+  const torch::Tensor keys = cache.keys().clone();
+  policy->begin(info);
+  policy->compress(0, cache, Phase::kPrefill);
+  bool differs_from_one_shot = false;
+  for (int64_t h = 0; h < kv; ++h) {
+    std::vector<int64_t> kept_now(budget);
+    std::iota(kept_now.begin(), kept_now.end(), 0);
+    for (int64_t start = budget; start < n; start += block) {
+      std::vector<int64_t> current = kept_now;
+      for (int64_t j = start; j < std::min(n, start + block); ++j) current.push_back(j);
+      const torch::Tensor s = keydiff_scores(keys[h].index_select(0, torch::tensor(current)));
+      kept_now.clear();
+      for (int64_t i : top(s, budget)) kept_now.push_back(current[i]);
+    }
+    const std::set<int64_t> want(kept_now.begin(), kept_now.end());
+    EXPECT_EQ(kept(cache, h), want) << "head " << h;
+    differs_from_one_shot |= want != top(keydiff_scores(keys[h]), budget);
+  }
+  EXPECT_TRUE(differs_from_one_shot) << "blocks should change what KeyDiff keeps here";
+  EXPECT_THROW(make_policy("kvpress:block", {{"press", "kvpress:snapkv"}}), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace kvbench::policies
