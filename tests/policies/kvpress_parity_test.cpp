@@ -24,5 +24,55 @@ INSTANTIATE_TEST_SUITE_P(Kvpress, KvpressRegistryKey,
                          ::testing::Values("knorm", "keydiff", "random", "streaming_llm", "tova", "snapkv",
                                            "observed_attention", "lagkv", "cur", "pyramidkv", "adakv_snapkv", "chunkkv"));
 
+// ExpectedAttentionPress reads the queries before RoPE, which models::attend does not see: the
+// case gives them with the keys before RoPE; both rotate here with the model's RoPE
+// (transformers' half-split layout, as the recorded module.rotary_emb).
+void run_expected_attention_case(const json& c, parity::ParityCount& count) {
+  SCOPED_TRACE("case " + c["name"].get<std::string>());
+  const int64_t H = c["heads"], KV = c["kv_heads"], d = c["head_dim"], T = c["prompt_len"];
+  models::ModelConfig config;
+  config.head_dim = d;
+  config.n_heads = H;
+  config.n_kv_heads = KV;
+  config.rope_theta = c["rope_theta"];
+  config.rope_style = models::RopeStyle::kHalfSplit;
+  const models::Rope rope(config);
+  auto policy = make_policy(c["policy"], c["params"]);
+  SequenceInfo info;
+  info.n_layers = 1;
+  info.n_heads = H;
+  info.n_kv_heads = KV;
+  info.head_dim = d;
+  info.prompt_len = T;
+  info.budget = c["budget"];
+  info.compression_ratio = c["compression_ratio"].get<double>();
+  EXPECT_EQ(Budget::compression_ratio(*info.compression_ratio).resolve(T), info.budget);
+  policy->begin(info);
+
+  const torch::Tensor q = parity::tensor_of(c["q"], {H, T, d});
+  const torch::Tensor k = rope.apply_heads(parity::tensor_of(c["k"], {KV, T, d}), 0);
+  const torch::Tensor v = parity::tensor_of(c["v"], {KV, T, d});
+  KVCache cache(1, KV, d, torch::kFloat32, policy->position_mode());
+  LayerCache& layer = cache.layer(0);
+  append_model_heads(layer, k, v, torch::arange(T, torch::kInt64));
+  AttentionStats stats;
+  stats.queries_before_rope = q;
+  stats.rotate = [&rope](const torch::Tensor& x, int64_t first) { return rope.apply_heads(x, first); };
+  stats.position_end = T;
+  stats.n_queries = T;
+  policy->observe(0, layer, stats, Phase::kPrefill);
+  policy->compress(0, layer, Phase::kPrefill);
+  parity::expect_kept(layer, c["kept"], c.value("ties", json()), count);
+  ++count.cases;
+}
+
+TEST(KvpressParity, ExpectedAttentionMatchesKvpress) {
+  const json fixture = parity::load_fixture("kvpress_expected_attention.json");
+  parity::ParityCount count;
+  for (const json& c : fixture["cases"]) run_expected_attention_case(c, count);
+  parity::report("expected_attention", fixture, count);
+  EXPECT_GE(count.cases, 8);
+}
+
 }  // namespace
 }  // namespace kvbench::policies
