@@ -1,7 +1,7 @@
 // CriticalKVPress (Feng et al., "Identify Critical KV Cache in LLM Inference from an Output
 // Perturbation Perspective", 2025; kvpress/presses/criticalkv_press.py): two stages around any
 // press. Stage 1 keeps the press's best int(n_kept · first_stage_ratio) tokens per head (scored
-// +max); stage 2 ranks the rest by (score + epsilon) · ‖v W_o‖₁, the L1 norm of the token's value
+// +max; the press's protected window first, as kvpress's max + 1 padding ranks it); stage 2 ranks the rest by (score + epsilon) · ‖v W_o‖₁, the L1 norm of the token's value
 // through the output projection (per query head, averaged over the group): a token whose value
 // barely moves the output is cheap to drop. With a `ratio:` budget the stage-1 count is kvpress's
 // int((1 − r) · n · first_stage_ratio); with a token budget B, int(B · first_stage_ratio).
@@ -57,6 +57,9 @@ class CriticalKvPress : public SlotScorer {
     if (wo == wo_.end()) throw std::logic_error(name_ + ": compress() without the layer's output projection");
     const int64_t n = cache.size();
     torch::Tensor s = press_->scores(layer, cache, protected_slots).to(torch::kFloat32).expand({cache.kv_heads(), n});
+    // kvpress's presses score their protected tokens (SnapKV's window) max + 1, so stage 1 takes
+    // them first: kvbench's presses leave them to the policy, so the wrapper scores them so here.
+    s = torch::where(protected_slots, s.amax({0, 1}) + 1, s);
     const double kept = info_.compression_ratio ? (1 - *info_.compression_ratio) * static_cast<double>(n)
                                                 : static_cast<double>(info_.budget);
     const int64_t first = std::min<int64_t>(n, static_cast<int64_t>(kept * first_stage_));

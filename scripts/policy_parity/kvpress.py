@@ -68,10 +68,13 @@ class TopkSpy:
         torch.Tensor.topk = self.real
 
 
-def run_press(press, kind, q, k, v, layer=0, layers=1):
+def run_press(press, kind, q, k, v, layer=0, layers=1, wo=None):
     """The positions each KV head keeps [[...] per head] and the boundary ties."""
     heads, kv_heads, T, d = q.shape[1], k.shape[1], q.shape[2], q.shape[3]
     module = module_for(heads, kv_heads, d, layer, layers)
+    if wo is not None:  # CriticalKVPress reads o_proj.weight [hidden, heads·d]
+        module.o_proj = types.SimpleNamespace(weight=wo)
+        module.config.hidden_size = wo.shape[0]
     attentions = None if kind == "chunk" else common.causal_attention(q, k)
     hidden = q.transpose(1, 2).reshape(1, T, heads * d)  # q_proj is the identity
     cos, sin = torch.ones(1, T, d), torch.zeros(1, T, d)
@@ -106,8 +109,13 @@ def make_case(P, key, spec, seed, heads, kv_heads, T, ratio, layers=1, d=8, rand
         else:
             v = common.position_values(kv_heads, 0, T, d)
         press = spec["build"](P, ratio)
-        kept, ties = run_press(press, spec.get("kind", "scorer"), q, k, v, layer, layers)
+        wo = None
+        if spec.get("output_projection"):
+            wo = (torch.randn(12, heads * d, generator=gen) * 1000).round() / 1000
+        kept, ties = run_press(press, spec.get("kind", "scorer"), q, k, v, layer, layers, wo)
         entry = {"q": common.flat(q), "k": common.flat(k), "kept": kept, "ties": ties}
+        if wo is not None:
+            entry["wo"] = common.flat(wo)
         if random_values:
             entry["v"] = common.flat(v)
         steps_layers.append(entry)
@@ -227,6 +235,10 @@ def expected_attention_fixture(P, commit, path):
     print(f"{path}: {len(cases)} cases")
 
 
+SPECS["critical_snapkv"] = {
+    "build": lambda P, r: P("criticalkv_press").CriticalKVPress(
+        P("snapkv_press").SnapKVPress(compression_ratio=r, window_size=8, kernel_size=5)),
+    "params": {"window_size": 8, "kernel_size": 5}, "random_values": True, "output_projection": True}
 SHAPES = [(4, 4, 48, 0.25), (4, 4, 48, 0.5), (4, 2, 64, 0.5), (8, 2, 56, 0.75), (4, 2, 61, 0.6)]
 
 

@@ -22,7 +22,8 @@ TEST_P(KvpressRegistryKey, KeepsWhatKvpressKeeps) {
 
 INSTANTIATE_TEST_SUITE_P(Kvpress, KvpressRegistryKey,
                          ::testing::Values("knorm", "keydiff", "random", "streaming_llm", "tova", "snapkv",
-                                           "observed_attention", "lagkv", "cur", "pyramidkv", "adakv_snapkv", "chunkkv"));
+                                           "observed_attention", "lagkv", "cur", "pyramidkv", "adakv_snapkv", "chunkkv",
+                                           "critical_snapkv"));
 
 // ExpectedAttentionPress reads the queries before RoPE, which models::attend does not see: the
 // case gives them with the keys before RoPE; both rotate here with the model's RoPE

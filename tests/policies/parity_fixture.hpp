@@ -155,6 +155,8 @@ inline void run_case(const std::string& policy_name, const json& c, ParityCount&
       LayerCache& lc = cache.layer(l);
       append_model_heads(lc, k, values_of(c, layer, k, positions), positions);  // as models/transformer.cpp
       models::AttentionResult attn = models::attend(q, lc, rope, request);
+      // W_o [hidden, heads·d] where the fixture gives one (kvpress's CriticalKVPress reads it).
+      if (layer.contains("wo")) attn.stats.output_projection = tensor_of(layer["wo"], {static_cast<int64_t>(layer["wo"].size()) / (H * d), H * d});
       policy->observe(l, lc, attn.stats, phase);
       if (step["compress"].get<bool>()) policy->compress(l, lc, phase);
 
