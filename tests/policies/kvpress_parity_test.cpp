@@ -1,5 +1,6 @@
 // Parity with NVIDIA/kvpress's own presses (docs/policies-kvpress.md): every press and wrapper
-// against outputs recorded by running kvpress's classes (scripts/policy_parity/kvpress*.py) on
+// against outputs recorded by running kvpress's classes (scripts/policy_parity/kvpress.py and
+// kvpress_model_inputs.py) on
 // fixed tensors, the same positions kept per layer and KV head (tie groups at the selection
 // boundary counted apart, tests/policies/parity_fixture.hpp).
 #include "parity_fixture.hpp"
@@ -10,8 +11,9 @@ namespace {
 using parity::json;
 using parity::run_fixture;
 
-// One fixture per registry key (scripts/policy_parity/kvpress.py): MHA and GQA, ratios 0.25 to
-// 0.75, prompts of 48 to 64 tokens, the prompt compressed once as kvpress's pipeline does.
+// One fixture per registry key: MHA and GQA, ratios 0.25 to 0.75, prompts of 41 to 80 tokens and
+// parameter variants (windows, kernels, sinks, lags, block and chunk lengths, alpha), the prompt
+// compressed once as kvpress's pipeline does, then decode steps that only append.
 class KvpressRegistryKey : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(KvpressRegistryKey, KeepsWhatKvpressKeeps) {
@@ -23,7 +25,7 @@ TEST_P(KvpressRegistryKey, KeepsWhatKvpressKeeps) {
 INSTANTIATE_TEST_SUITE_P(Kvpress, KvpressRegistryKey,
                          ::testing::Values("knorm", "keydiff", "random", "streaming_llm", "tova", "snapkv",
                                            "observed_attention", "lagkv", "cur", "pyramidkv", "adakv_snapkv", "chunkkv",
-                                           "critical_snapkv"));
+                                           "critical_snapkv", "block_keydiff"));
 
 // ExpectedAttentionPress reads the queries before RoPE, which models::attend does not see: the
 // case gives them with the keys before RoPE; both rotate here with the model's RoPE
