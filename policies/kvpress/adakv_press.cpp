@@ -17,20 +17,11 @@
 namespace kvbench::policies::kvpress {
 namespace {
 
-class AdaKvPress : public Policy {
+class AdaKvPress : public WrapperPolicy {
  public:
-  AdaKvPress(std::string name, std::unique_ptr<SlotScorer> press, const nlohmann::json& p)
-      : name_(std::move(name)), press_(std::move(press)), alpha_(p.at("alpha_safeguard")) {}
+  AdaKvPress(std::string name, std::unique_ptr<SlotScorer> wrapped, const nlohmann::json& p)
+      : WrapperPolicy(std::move(name), std::move(wrapped)), alpha_(p.at("alpha_safeguard")) {}
 
-  std::string name() const override { return name_; }
-  StatsRequest wants() const override { return press_->wants(); }
-  void begin(const SequenceInfo& info) override {
-    Policy::begin(info);
-    press_->begin(info);
-  }
-  void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase phase) override {
-    press_->observe(layer, cache, stats, phase);
-  }
   // The most one head can hold: all the layer's tokens but the others' safe ones.
   int64_t layer_budget(int64_t layer) const override {
     if (info_.unlimited()) return info_.budget;
@@ -43,8 +34,8 @@ class AdaKvPress : public Policy {
     const torch::Tensor counts = valid_counts(cache);
     const int64_t total = counts.sum().item<int64_t>();
     if (total <= heads * budget) return;
-    const torch::Tensor window = newest_valid(cache, std::min(budget, press_->recent(budget)));
-    torch::Tensor scores = press_->scores(layer, cache, window).to(torch::kCPU, torch::kFloat32).expand({heads, n}).clone();
+    const torch::Tensor window = newest_valid(cache, std::min(budget, press().recent(budget)));
+    torch::Tensor scores = press().scores(layer, cache, window).to(torch::kCPU, torch::kFloat32).expand({heads, n}).clone();
     torch::Tensor valid = cache.all_valid() ? torch::ones({heads, n}, torch::kBool) : cache.valid().to(torch::kCPU);
     scores.masked_fill_(window.to(torch::kCPU), FLT_MAX);
     scores.masked_fill_(valid.logical_not(), -INFINITY);
@@ -62,8 +53,6 @@ class AdaKvPress : public Policy {
  private:
   int64_t safe(int64_t budget) const { return static_cast<int64_t>(static_cast<double>(budget) * alpha_); }
 
-  std::string name_;
-  std::unique_ptr<SlotScorer> press_;
   double alpha_;
 };
 

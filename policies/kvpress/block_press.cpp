@@ -13,27 +13,22 @@
 namespace kvbench::policies::kvpress {
 namespace {
 
-class BlockPress : public Policy {
+class BlockPress : public WrapperPolicy {
  public:
-  BlockPress(std::string name, std::unique_ptr<SlotScorer> press, const nlohmann::json& p)
-      : name_(std::move(name)), press_(std::move(press)), block_(p.at("block_size")) {
-    if (press_->wants().any() || press_->wants().queries_before_rope || press_->wants().output_projection ||
-        !press_->slot_order_free())
-      throw std::invalid_argument(name_ + ": press '" + press_->name() +
+  BlockPress(std::string name, std::unique_ptr<SlotScorer> wrapped, const nlohmann::json& p)
+      : WrapperPolicy(std::move(name), std::move(wrapped)), block_(p.at("block_size")) {
+    if (press().wants().any() || press().wants().queries_before_rope || press().wants().output_projection ||
+        !press().slot_order_free())
+      throw std::invalid_argument(this->name() + ": press '" + press().name() +
                                   "' reads attention or token order; a block press takes a press of the cached keys and "
                                   "values alone (kvpress:knorm, kvpress:keydiff)");
-  }
-  std::string name() const override { return name_; }
-  void begin(const SequenceInfo& info) override {
-    Policy::begin(info);
-    press_->begin(info);
   }
 
   void compress(int64_t layer, LayerCache& cache, Phase) override {
     const int64_t budget = std::max<int64_t>(1, info_.budget), n = cache.size(), heads = cache.kv_heads();
     if (fits_budget(cache, budget)) return;
     if (!cache.in_arrival_order() || !cache.all_valid())
-      throw std::logic_error(name_ + ": needs a cache in arrival order with every head whole");
+      throw std::logic_error(name() + ": needs a cache in arrival order with every head whole");
     const torch::Device device = cache.keys().device();
     const auto on = torch::TensorOptions().dtype(torch::kInt64).device(device);
     const torch::Tensor keys = cache.keys(), values = cache.values();
@@ -44,15 +39,13 @@ class BlockPress : public Policy {
       const torch::Tensor index = current.unsqueeze(-1).expand({heads, current.size(1), cache.head_dim()});
       LayerCache seen(heads, cache.head_dim(), keys.options(), current.size(1));
       seen.append(keys.gather(1, index), values.gather(1, index), torch::arange(current.size(1), on));
-      const torch::Tensor scores = press_->scores(layer, seen, torch::zeros({heads, current.size(1)}, on.dtype(torch::kBool)));
+      const torch::Tensor scores = press().scores(layer, seen, torch::zeros({heads, current.size(1)}, on.dtype(torch::kBool)));
       kept = current.gather(1, std::get<1>(scores.topk(budget, -1)));
     }
     cache.keep(std::get<0>(kept.sort(-1)));
   }
 
  private:
-  std::string name_;
-  std::unique_ptr<SlotScorer> press_;
   int64_t block_;
 };
 

@@ -17,19 +17,10 @@
 namespace kvbench::policies::kvpress {
 namespace {
 
-class ChunkKvPress : public Policy {
+class ChunkKvPress : public WrapperPolicy {
  public:
-  ChunkKvPress(std::string name, std::unique_ptr<SlotScorer> press, const nlohmann::json& p)
-      : name_(std::move(name)), press_(std::move(press)), chunk_(p.at("chunk_length")) {}
-  std::string name() const override { return name_; }
-  StatsRequest wants() const override { return press_->wants(); }
-  void begin(const SequenceInfo& info) override {
-    Policy::begin(info);
-    press_->begin(info);
-  }
-  void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase phase) override {
-    press_->observe(layer, cache, stats, phase);
-  }
+  ChunkKvPress(std::string name, std::unique_ptr<SlotScorer> wrapped, const nlohmann::json& p)
+      : WrapperPolicy(std::move(name), std::move(wrapped)), chunk_(p.at("chunk_length")) {}
   int64_t layer_budget(int64_t) const override {
     return info_.unlimited() ? info_.budget : info_.budget + chunk_ - 1;
   }
@@ -38,10 +29,10 @@ class ChunkKvPress : public Policy {
     const int64_t budget = std::max<int64_t>(1, info_.budget), n = cache.size();
     if (fits_budget(cache, budget)) return;
     if (!cache.in_arrival_order() || !cache.all_valid())
-      throw std::logic_error(name_ + ": needs a cache in arrival order with every head whole");
-    const int64_t window = std::min(n, press_->recent(n));
+      throw std::logic_error(name() + ": needs a cache in arrival order with every head whole");
+    const int64_t window = std::min(n, press().recent(n));
     const torch::Tensor protect = newest_valid(cache, window);
-    torch::Tensor scores = press_->scores(layer, cache, newest_valid(cache, std::min(budget, window)))
+    torch::Tensor scores = press().scores(layer, cache, newest_valid(cache, std::min(budget, window)))
                                .to(torch::kCPU, torch::kFloat32).expand({cache.kv_heads(), n});
     scores = torch::where(protect.to(torch::kCPU), scores.max() + 1, scores);
     const int64_t complete = n / chunk_, rest = n % chunk_;
@@ -66,8 +57,6 @@ class ChunkKvPress : public Policy {
   }
 
  private:
-  std::string name_;
-  std::unique_ptr<SlotScorer> press_;
   int64_t chunk_;
 };
 

@@ -13,6 +13,7 @@
 
 #include "base/param.hpp"
 #include "policies/layer_cache.hpp"
+#include "policies/policy.hpp"
 #include "policies/slot_scorer.hpp"
 
 namespace kvbench::policies::kvpress {
@@ -42,6 +43,30 @@ class Press : public SlotScorer {
   StatsRequest wants() const override { return {}; }
   void observe(int64_t, LayerCache&, const AttentionStats&, Phase) override {}
   int64_t recent(int64_t) const override { return 0; }
+};
+
+// A kvpress wrapper (AdaKVPress, ChunkKVPress, BlockPress): a policy around a press, which sees
+// every statistic the press asked for and decides what the layer keeps from its scores.
+class WrapperPolicy : public Policy {
+ public:
+  WrapperPolicy(std::string name, std::unique_ptr<SlotScorer> press) : name_(std::move(name)), press_(std::move(press)) {}
+  std::string name() const override { return name_; }
+  StatsRequest wants() const override { return press_->wants(); }
+  void begin(const SequenceInfo& info) override {
+    Policy::begin(info);
+    press_->begin(info);
+  }
+  void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase phase) override {
+    press_->observe(layer, cache, stats, phase);
+  }
+
+ protected:
+  SlotScorer& press() { return *press_; }
+  const SlotScorer& press() const { return *press_; }
+
+ private:
+  std::string name_;
+  std::unique_ptr<SlotScorer> press_;
 };
 
 // The slots of every head in arrival order, the valid ones first (kvpress's cache holds each

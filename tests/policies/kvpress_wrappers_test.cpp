@@ -156,5 +156,36 @@ TEST(KvpressWrappers, BlockPressRescoresTheKeptTokensWithEachNextBlock) {
   EXPECT_THROW(make_policy("kvpress:block", {{"press", "kvpress:snapkv"}}), std::invalid_argument);
 }
 
+// DecodingPress leaves the prompt alone and, every compression_interval decode steps, cuts the
+// whole cache to the budget by the press's scores (KnormPress: the lowest key norms).
+TEST(KvpressWrappers, DecodingPressCompressesEveryIntervalDecodeStepsToTheBudget) {
+  const int64_t kv = 2, prompt = 30, d = 4, budget = 12, interval = 5;
+  LayerCache cache = random_cache(kv, prompt, d, 16);
+  auto policy = make_policy("kvpress:decoding_knorm", {{"compression_interval", interval}});
+  SequenceInfo info = info_for(1, kv, kv, budget, prompt);
+  info.head_dim = d;
+  policy->begin(info);
+  policy->compress(0, cache, Phase::kPrefill);
+  EXPECT_EQ(cache.size(), prompt) << "the prompt is never compressed";
+  at::Generator g = at::detail::createCPUGenerator(17);
+  for (int64_t step = 1; step <= 2 * interval; ++step) {
+    const torch::Tensor k = torch::randn({kv, 1, d}, g, torch::kFloat32);
+    cache.append(k, k.clone(), torch::tensor({prompt + step - 1}, torch::kInt64));
+    const torch::Tensor keys = cache.keys().clone(), positions = cache.positions().clone();
+    policy->compress(0, cache, Phase::kDecode);
+    ASSERT_LE(cache.size(), policy->layer_budget(0));
+    if (step % interval != 0) {
+      EXPECT_EQ(cache.size(), keys.size(1)) << "step " << step;
+      continue;
+    }
+    EXPECT_EQ(cache.size(), budget) << "step " << step;
+    for (int64_t h = 0; h < kv; ++h) {
+      std::set<int64_t> want;
+      for (int64_t j : top(keys[h].norm(2, -1).neg().contiguous(), budget)) want.insert(positions[positions.size(0) == 1 ? 0 : h][j].item<int64_t>());
+      EXPECT_EQ(kept(cache, h), want) << "step " << step << " head " << h;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace kvbench::policies
