@@ -18,6 +18,7 @@
 #include <memory>
 
 #include "models/op_trace.hpp"
+#include "models/rope.hpp"
 #include "models/transformer.hpp"
 #include "policies/gqa_mode.hpp"
 #include "policies/registry.hpp"
@@ -41,6 +42,20 @@ AttentionStats synthetic_stats(const StatsRequest& want, int64_t n, torch::Gener
   if (want.kv_column_above_mean) s.kv_column_above_mean = (kv_row > 1.0 / static_cast<double>(n)).to(torch::kFloat32);
   s.column_counts = torch::ones({n});
   s.n_queries = 1;
+  s.position_end = n;
+  if (want.queries_before_rope) {  // ExpectedAttention: the step's query, rotated by a real RoPE
+    static const kvbench::models::Rope rope([] {
+      kvbench::models::ModelConfig c;
+      c.head_dim = kHeadDim;
+      c.n_heads = kHeads;
+      c.n_kv_heads = kKvHeads;
+      c.rope_theta = 500000.0;
+      return c;
+    }());
+    s.queries_before_rope = torch::randn({kHeads, 1, kHeadDim}, gen);
+    s.rotate = [](const torch::Tensor& x, int64_t first) { return rope.apply_heads(x, first); };
+  }
+  if (want.output_projection) s.output_projection = torch::randn({kHeads * kHeadDim, kHeads * kHeadDim}, gen) * 0.01;
   return s;
 }
 
@@ -175,4 +190,18 @@ KVBENCH_POLICY_BENCH(kvec);
 KVBENCH_POLICY_BENCH(roco);
 KVBENCH_POLICY_BENCH(bumblebee);
 
-BENCHMARK_MAIN();
+// kvpress's presses and wrappers (policies/kvpress/), by their registered names, which are not
+// identifiers: registered in main(), once every policy has registered itself.
+int main(int argc, char** argv) {
+  for (const auto& info : registered_policies())
+    if (info.name.rfind("kvpress:", 0) == 0 && info.name != "kvpress:no_press")
+      benchmark::RegisterBenchmark(("PolicyStep/" + info.name).c_str(), PolicyStep, info.name)
+          ->RangeMultiplier(4)
+          ->Range(1024, 65536)
+          ->Unit(benchmark::kMicrosecond);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -6,7 +6,7 @@
 // barely moves the output is cheap to drop. With a `ratio:` budget the stage-1 count is kvpress's
 // int((1 − r) · n · first_stage_ratio); with a token budget B, int(B · first_stage_ratio).
 #include <cfloat>
-#include <map>
+#include <set>
 
 #include "policies/gqa_mode.hpp"
 #include "policies/kvpress/press.hpp"
@@ -22,7 +22,8 @@ namespace {
 // the tokens so that at most ~2^24 products exist at once (kvpress materialises n × dim per head).
 torch::Tensor value_output_l1(const torch::Tensor& values, const torch::Tensor& wo, int64_t heads) {
   const int64_t kv_heads = values.size(0), n = values.size(1), d = values.size(2), dim = wo.size(0);
-  const torch::Tensor per_head = wo.to(values.device(), torch::kFloat32).t().reshape({heads, d, dim});  // W_oᵀ split by head
+  // W_oᵀ split by head, [heads, d, dim]: a view of W_o [dim, heads·d], no copy of it.
+  const torch::Tensor per_head = wo.to(values.device(), torch::kFloat32).view({dim, heads, d}).permute({1, 2, 0});
   const torch::Tensor v = repeat_rows(values.to(torch::kFloat32), heads / kv_heads);           // [heads, n, d]
   const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 24) / std::max<int64_t>(1, heads * dim));
   std::vector<torch::Tensor> parts;
@@ -30,6 +31,8 @@ torch::Tensor value_output_l1(const torch::Tensor& values, const torch::Tensor& 
     parts.push_back(torch::bmm(v.narrow(1, start, std::min(chunk, n - start)), per_head).abs().sum(-1));
   return mean_over_groups(torch::cat(parts, 1), kv_heads);
 }
+
+constexpr const char* kValueOutputL1 = "kvpress_value_output_l1";
 
 class CriticalKvPress : public SlotScorer {
  public:
@@ -43,18 +46,25 @@ class CriticalKvPress : public SlotScorer {
   }
   void begin(const SequenceInfo& info) override {
     info_ = info;
+    observed_.clear();
     press_->begin(info);
   }
   bool slot_order_free() const override { return press_->slot_order_free(); }
   bool repeats_kv() const override { return press_->repeats_kv(); }
   int64_t recent(int64_t budget) const override { return press_->recent(budget); }
+  // ‖vW_o‖₁ of a token depends on its value alone: computed once, for the forward's new tokens
+  // (the cache's last n_queries slots), and kept as per-slot state that moves with its slot.
   void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase phase) override {
     press_->observe(layer, cache, stats, phase);
-    if (stats.output_projection.defined()) wo_[layer] = stats.output_projection;
+    if (!stats.output_projection.defined()) return;
+    const int64_t fresh = std::min(cache.size(), std::max<int64_t>(stats.n_queries, 1));
+    torch::Tensor l1 = cache.state(kValueOutputL1);
+    l1.narrow(1, cache.size() - fresh, fresh)
+        .copy_(value_output_l1(cache.values().narrow(1, cache.size() - fresh, fresh), stats.output_projection, info_.n_heads));
+    observed_.insert(layer);
   }
   torch::Tensor scores(int64_t layer, LayerCache& cache, const torch::Tensor& protected_slots) override {
-    auto wo = wo_.find(layer);
-    if (wo == wo_.end()) throw std::logic_error(name_ + ": compress() without the layer's output projection");
+    if (!observed_.count(layer)) throw std::logic_error(name_ + ": compress() without the layer's output projection");
     const int64_t n = cache.size();
     torch::Tensor s = press_->scores(layer, cache, protected_slots).to(torch::kFloat32).expand({cache.kv_heads(), n});
     // kvpress's presses score their protected tokens (SnapKV's window) max + 1, so stage 1 takes
@@ -63,7 +73,7 @@ class CriticalKvPress : public SlotScorer {
     const double kept = info_.compression_ratio ? (1 - *info_.compression_ratio) * static_cast<double>(n)
                                                 : static_cast<double>(info_.budget);
     const int64_t first = std::min<int64_t>(n, static_cast<int64_t>(kept * first_stage_));
-    torch::Tensor stage2 = (s + epsilon_) * value_output_l1(cache.values(), wo->second, info_.n_heads);
+    torch::Tensor stage2 = (s + epsilon_) * cache.state(kValueOutputL1);
     if (first <= 0) return stage2;
     return stage2.masked_fill(s.device().is_cpu() ? top_k_mask(s, first) : top_k_mask_by_ops(s, first), FLT_MAX);
   }
@@ -73,7 +83,7 @@ class CriticalKvPress : public SlotScorer {
   std::unique_ptr<SlotScorer> press_;
   double epsilon_, first_stage_;
   SequenceInfo info_;
-  std::map<int64_t, torch::Tensor> wo_;
+  std::set<int64_t> observed_;  // layers whose new tokens got their ‖vW_o‖₁
 };
 
 params::Params critical_params() {

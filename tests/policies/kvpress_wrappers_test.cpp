@@ -79,6 +79,7 @@ TEST(KvpressWrappers, CriticalKvRanksByTheValuesThroughTheOutputProjection) {
   policy->begin(info);
   AttentionStats stats;
   stats.output_projection = wo;
+  stats.n_queries = n;  // the prompt's forward: every token is new
   policy->observe(0, cache, stats, Phase::kPrefill);
   policy->compress(0, cache, Phase::kPrefill);
   for (int64_t h = 0; h < kv; ++h) {
