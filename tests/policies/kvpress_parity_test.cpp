@@ -1,6 +1,6 @@
 // Parity with NVIDIA/kvpress's own presses (docs/policies-kvpress.md): every press and wrapper
-// against outputs recorded by running kvpress's classes (scripts/policy_parity/kvpress.py and
-// kvpress_model_inputs.py) on
+// against outputs recorded by running kvpress's classes (scripts/policy_parity/kvpress.py,
+// kvpress_expected_attention.py, kvpress_critical.py) on
 // fixed tensors, the same positions kept per layer and KV head (tie groups at the selection
 // boundary counted apart, tests/policies/parity_fixture.hpp).
 #include "parity_fixture.hpp"

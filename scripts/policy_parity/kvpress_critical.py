@@ -1,21 +1,17 @@
 #!/usr/bin/python3
-"""kvpress parity fixtures for the presses that read more of the model than attention weights
-(scripts/policy_parity/kvpress.py records the others): ExpectedAttentionPress, alone and under
-AdaKVPress (queries before RoPE through q_proj, the rotary embedding at future positions), and
-CriticalKVPress around SnapKVPress (the output projection W_o). kvpress's classes are imported
-from a checkout, never copied.
+"""kvpress parity fixture of CriticalKVPress around SnapKVPress (registry key critical_snapkv),
+which reads the layer's output projection W_o besides the attention weights
+(scripts/policy_parity/kvpress.py records the other keys, kvpress_expected_attention.py
+ExpectedAttentionPress). kvpress's classes are imported from a checkout, never copied.
 
   git -C <kvpress mirror> archive <commit> | tar -x -C /tmp/kvpress_ref
-  /usr/bin/python3 scripts/policy_parity/kvpress_model_inputs.py --reference /tmp/kvpress_ref \
+  /usr/bin/python3 scripts/policy_parity/kvpress_critical.py --reference /tmp/kvpress_ref \
       --commit 8bb29b9c3078452a86d692f29123fa6c793e2b05 --out-dir tests/fixtures/policy_parity
 
-Writes kvpress_expected_attention.json (q and k before RoPE, v, the kept positions; read by
-KvpressParity.ExpectedAttentionMatchesKvpress) and kvpress_critical_snapkv.json (common.py's
-layout with each layer's "wo" and "v").
+Writes kvpress_critical_snapkv.json: common.py's layout with each layer's "wo" and "v".
 """
 import argparse
 import importlib
-import json
 import os
 import sys
 import types
@@ -137,80 +133,6 @@ def tie_free(P, key, spec, first_seed, *shape, **kw):
 # Each registry key: how the registry builds it (with parameters scaled to short prompts, named
 # in "params" as kvbench's policy takes them).
 SPECS = {}  # filled below: only the presses that read W_o
-def rope_cos_sin(positions, d, theta):
-    """transformers' default RoPE (half-split layout), float32 [1, len, d]."""
-    inv_freq = 1.0 / (theta ** (torch.arange(0, d, 2, dtype=torch.float32) / d))
-    freqs = positions.float().unsqueeze(-1) * inv_freq
-    emb = torch.cat((freqs, freqs), dim=-1)
-    return emb.cos().unsqueeze(0), emb.sin().unsqueeze(0)
-
-
-def rotate(x, cos, sin):
-    half = x.shape[-1] // 2
-    return x * cos + torch.cat((-x[..., half:], x[..., :half]), dim=-1) * sin
-
-
-def expected_attention_case(P, seed, heads, kv_heads, T, d, ratio, params, ada):
-    """ExpectedAttentionPress reads the queries before RoPE (q_proj of the hidden states) and the
-    rotary embedding at future positions: the case stores q and k before RoPE."""
-    gen = torch.Generator().manual_seed(seed)
-    q, k = common.rand_qk(gen, heads, kv_heads, T, d, scale=1.0)
-    v = (torch.randn(1, kv_heads, T, d, generator=gen) * 1000).round() / 1000
-    theta = 10000.0
-    module = module_for(heads, kv_heads, d)
-    module.rotary_emb = lambda x, position_ids: rope_cos_sin(position_ids[0], d, theta)
-    cos, sin = rope_cos_sin(torch.arange(T), d, theta)
-    keys = rotate(k, cos.unsqueeze(1), sin.unsqueeze(1))
-    hidden = q.transpose(1, 2).reshape(1, T, heads * d)
-    ea = P("expected_attention_press").ExpectedAttentionPress(compression_ratio=ratio, **params)
-    press = P("adakv_press").AdaKVPress(ea) if ada else ea
-    with TopkSpy() as spy:
-        press.compress(module, hidden, keys, v.clone(), None, {"position_embeddings": (cos, sin)})
-    if ada:
-        _, hs, ps = module.masked_key_indices
-        pruned = [set() for _ in range(kv_heads)]
-        for h, p in zip(hs.tolist(), ps.tolist()):
-            pruned[h].add(p)
-        kept, ties = [sorted(set(range(T)) - pruned[h]) for h in range(kv_heads)], [[] for _ in range(kv_heads)]
-    else:
-        scores, n_kept, indices = spy.calls[-1]
-        kept = [sorted(indices[0, h].tolist()) for h in range(kv_heads)]
-        ties = common.boundary_ties(scores[0], n_kept, eps=1e-5)
-    return {"name": f"{'adakv_' if ada else ''}ea_h{heads}_kv{kv_heads}_T{T}_r{ratio}_s{seed}",
-            "policy": "kvpress:expected_attention" if ada else "expected_attention", "seed": seed, "heads": heads,
-            "kv_heads": kv_heads, "head_dim": d, "prompt_len": T, "rope_theta": theta, "compression_ratio": ratio,
-            "budget": int(T * (1 - ratio)), "params": params, "q": common.flat(q), "k": common.flat(k),
-            "v": common.flat(v), "kept": kept, "ties": ties}
-
-
-EA_CASES = [  # heads, kv_heads, T, d, ratio, params, AdaKV
-    (4, 4, 48, 8, 0.5, {"n_future_positions": 16}, False),
-    (4, 2, 60, 8, 0.25, {}, False),
-    (8, 2, 56, 16, 0.75, {"n_future_positions": 32, "n_sink": 2}, False),
-    (4, 2, 50, 8, 0.5, {"use_covariance": False}, False),
-    (4, 2, 50, 8, 0.5, {"use_vnorm": False, "n_sink": 0}, False),
-    (4, 4, 64, 8, 0.6, {"epsilon": 0.01}, False),
-    (4, 2, 60, 8, 0.5, {"epsilon": 0.01}, True),
-    (8, 2, 64, 8, 0.75, {"epsilon": 0.01, "n_future_positions": 64}, True),
-    (4, 4, 48, 8, 0.25, {"epsilon": 0.01}, True),
-]
-
-
-def expected_attention_fixture(P, commit, path):
-    cases = []
-    for i, (heads, kv_heads, T, d, ratio, params, ada) in enumerate(EA_CASES):
-        for seed in range(100 * (i + 1), 100 * (i + 1) + 100):
-            case = expected_attention_case(P, seed, heads, kv_heads, T, d, ratio, params, ada)
-            if not any(case["ties"]):
-                break
-        cases.append(case)
-    reference = {"repo": "NVIDIA/kvpress", "commit": commit, "file": "kvpress/presses/expected_attention_press.py"}
-    with open(path, "w") as f:
-        json.dump({"reference": reference, "cases": cases}, f, separators=(",", ":"))
-        f.write("\n")
-    print(f"{path}: {len(cases)} cases")
-
-
 SPECS["critical_snapkv"] = {
     "build": lambda P, r: P("criticalkv_press").CriticalKVPress(
         P("snapkv_press").SnapKVPress(compression_ratio=r, window_size=8, kernel_size=5)),
@@ -235,8 +157,6 @@ def main():
                                   random_values=spec.get("random_values", False)))
         reference = {"repo": "NVIDIA/kvpress", "commit": a.commit, "registry_key": key}
         common.write(os.path.join(a.out_dir, f"kvpress_{key}.json"), "kvpress:" + key, spec.get("params", {}), reference, cases)
-    if not a.only or "expected_attention" in a.only:
-        expected_attention_fixture(P, a.commit, os.path.join(a.out_dir, "kvpress_expected_attention.json"))
 
 
 if __name__ == "__main__":
