@@ -39,8 +39,10 @@ nlohmann::json demo_grid(const DemoPlan& plan) {
                           {"block", 1},
                           {"limit", plan.stories}};
   nlohmann::json evicting = nlohmann::json::array();
+  // Every policy by its bare name; kvpress's variants (`kvpress:<key>`, defined for one
+  // compression after the prefill, not for a stream) have their own page, docs/policies-kvpress.md.
   for (const auto& p : policies::registered_policies())
-    if (p.name != "full") evicting.push_back(p.name);
+    if (p.name != "full" && p.name.rfind("kvpress:", 0) != 0) evicting.push_back(p.name);
   nlohmann::json grid = {{"name", "demo"}, {"fixed", fixed},
                          {"include", {{{"policy", "full"}, {"budget", "full"}}}}};
   if (!evicting.empty()) grid["axes"] = {{"policy", evicting}, {"budget", plan.budgets}};
@@ -87,12 +89,15 @@ int run_demo(const DemoArgs& args) {
   }
   std::stable_partition(rows.begin(), rows.end(), [](const std::string& r) { return r == "full"; });
   const int width = 22;
+  size_t names = std::string("policy").size();  // the first column fits the longest name
+  for (const auto& r : rows) names = std::max(names, r.size());
+  const int first = static_cast<int>(names) + 2;
   std::ostringstream table;
-  table << std::left << std::setw(14) << "policy";
+  table << std::left << std::setw(first) << "policy";
   for (const auto& c : columns) table << std::setw(width) << (c == "full" ? "full cache" : "budget " + c);
-  table << "\n" << std::string(14 + width * columns.size(), '-') << "\n";
+  table << "\n" << std::string(first + width * columns.size(), '-') << "\n";
   for (const auto& r : rows) {
-    table << std::setw(14) << r;
+    table << std::setw(first) << r;
     for (const auto& c : columns) {
       auto it = cells.find({r, c});
       table << std::setw(width) << (it == cells.end() ? "-" : it->second);
