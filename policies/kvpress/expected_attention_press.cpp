@@ -42,9 +42,7 @@ class ExpectedAttentionPress : public Press {
     const torch::Tensor used = T > sinks_ ? q.narrow(1, sinks_, T - sinks_) : q;
     Moments m;
     m.mean = used.mean(1);  // [heads, d]
-    // The averaged rotation, transposed: row i = mean over the future positions of R(p)·e_i.
-    torch::Tensor basis = torch::eye(d, q.options()).unsqueeze(1).expand({d, future_, d});
-    const torch::Tensor rotation_t = stats.rotate(basis, stats.position_end).mean(1);  // R̄ᵀ [d, d]
+    const torch::Tensor& rotation_t = averaged_rotation(stats, d, q.options());  // R̄ᵀ [d, d]
     m.mean = m.mean.matmul(rotation_t);                                                // (R̄μ)ᵀ
     if (covariance_) {
       torch::Tensor centred = used - used.mean(1, /*keepdim=*/true);
@@ -52,6 +50,16 @@ class ExpectedAttentionPress : public Press {
       m.covariance = rotation_t.t().matmul(cov).matmul(rotation_t);  // R̄ Σ R̄ᵀ
     }
     moments_[layer] = m;
+  }
+  // The averaged rotation, transposed: row i = mean over the future positions of R(p)·e_i. Every
+  // layer of a forward shares it (one RoPE, one position_end): built once per forward.
+  const torch::Tensor& averaged_rotation(const AttentionStats& stats, int64_t d, const torch::TensorOptions& options) {
+    if (!rotation_t_.defined() || rotation_end_ != stats.position_end || rotation_t_.device() != options.device()) {
+      torch::Tensor basis = torch::eye(d, options).unsqueeze(1).expand({d, future_, d});
+      rotation_t_ = stats.rotate(basis, stats.position_end).mean(1);
+      rotation_end_ = stats.position_end;
+    }
+    return rotation_t_;
   }
   torch::Tensor scores(int64_t layer, LayerCache& cache, const torch::Tensor&) override {
     auto it = moments_.find(layer);
@@ -79,6 +87,8 @@ class ExpectedAttentionPress : public Press {
   bool covariance_, vnorm_;
   double epsilon_;
   std::map<int64_t, Moments> moments_;
+  torch::Tensor rotation_t_;  // R̄ᵀ for the future positions from rotation_end_ on
+  int64_t rotation_end_ = -1;
 };
 
 const PressRegistration expected_attention_registration(
