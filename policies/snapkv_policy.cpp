@@ -12,6 +12,7 @@
 // while decoding); the reference compresses the prompt once.
 #include <map>
 
+#include "policies/arrival_order.hpp"
 #include "policies/gqa_mode.hpp"
 #include "policies/head_reduce.hpp"
 #include "policies/keep_scored.hpp"
@@ -64,14 +65,10 @@ class WindowAttentionScorer : public SlotScorer {
     torch::Tensor outside = protected_slots.logical_not();
     if (!cache.all_valid()) outside = outside.logical_and(cache.valid());
     torch::Tensor masked = s * outside.to(torch::kFloat32);
-    if (cache.in_arrival_order() && cache.all_valid()) return pool_scores(masked, pooling_, kernel_);
-    // Slots have moved (SlotOrder::kAny), or a ragged head has holes (Ada-KV): pool over each
-    // head's valid tokens in arrival order, as the reference's packed per-head cache holds them,
-    // and put the scores back.
-    torch::Tensor perm = cache.arrival_order().expand(masked.sizes());
-    if (!cache.all_valid()) perm = valid_first(perm, cache.valid());
-    torch::Tensor pooled = pool_scores(masked.gather(1, perm), pooling_, kernel_);
-    return torch::empty_like(pooled).scatter_(1, perm, pooled);
+    // Pooled over each head's valid tokens in arrival order, as the reference's packed per-head
+    // cache holds them, and put back in slot order.
+    const ArrivalOrder order(cache);
+    return order.scatter(pool_scores(order.gather(masked), pooling_, kernel_));
   }
 
  private:

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "base/param.hpp"
+#include "policies/arrival_order.hpp"
 #include "policies/layer_cache.hpp"
 #include "policies/policy.hpp"
 #include "policies/slot_scorer.hpp"
@@ -67,20 +68,6 @@ class WrapperPolicy : public Policy {
  private:
   std::string name_;
   std::unique_ptr<SlotScorer> press_;
-};
-
-// The slots of every head in arrival order, the valid ones first (kvpress's cache holds each
-// head's tokens in the order they came). Identity on a cache in arrival order without holes.
-class ArrivalOrder {
- public:
-  explicit ArrivalOrder(const LayerCache& cache);
-  // [kv_heads, n, ...] in slot order -> in arrival order.
-  torch::Tensor gather(const torch::Tensor& per_slot) const;
-  // [kv_heads, n] scores in arrival order -> in slot order.
-  torch::Tensor scatter(const torch::Tensor& per_token) const;
-
- private:
-  torch::Tensor perm_;  // [kv_heads, n] int64; undefined: the identity
 };
 
 // [heads, n] per query head -> [kv_heads, n], each KV head the mean of its group of query heads
