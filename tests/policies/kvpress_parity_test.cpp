@@ -41,16 +41,8 @@ void run_expected_attention_case(const json& c, parity::ParityCount& count) {
   config.rope_style = models::RopeStyle::kHalfSplit;
   const models::Rope rope(config);
   auto policy = make_policy(c["policy"], c["params"]);
-  SequenceInfo info;
-  info.n_layers = 1;
-  info.n_heads = H;
-  info.n_kv_heads = KV;
-  info.head_dim = d;
-  info.prompt_len = T;
-  info.budget = c["budget"];
-  info.compression_ratio = c["compression_ratio"].get<double>();
-  EXPECT_EQ(Budget::compression_ratio(*info.compression_ratio).resolve(T), info.budget);
-  policy->begin(info);
+  ASSERT_TRUE(c.contains("compression_ratio"));
+  policy->begin(parity::sequence_info(c, 1));
 
   const torch::Tensor q = parity::tensor_of(c["q"], {H, T, d});
   const torch::Tensor k = rope.apply_heads(parity::tensor_of(c["k"], {KV, T, d}), 0);

@@ -111,16 +111,14 @@ inline torch::Tensor values_of(const json& c, const json& layer, const torch::Te
   return v;
 }
 
-inline void run_case(const std::string& policy_name, const json& c, ParityCount& count) {
-  SCOPED_TRACE("case " + c["name"].get<std::string>());
-  const int64_t H = c["heads"], kvh = c["kv_heads"], d = c["head_dim"], L = c["layers"];
-  json params = c.value("params", json::object());
-  auto policy = make_policy(policy_name, params);
+// The case's sequence: shapes, prompt, budget; with "compression_ratio" (kvpress) that ratio, whose
+// `ratio:<r>` budget must resolve to the case's budget.
+inline SequenceInfo sequence_info(const json& c, int64_t layers) {
   SequenceInfo info;
-  info.n_layers = L;
-  info.n_heads = H;
-  info.n_kv_heads = kvh;
-  info.head_dim = d;
+  info.n_layers = layers;
+  info.n_heads = c["heads"];
+  info.n_kv_heads = c["kv_heads"];
+  info.head_dim = c["head_dim"];
   info.prompt_len = c["prompt_len"];
   info.budget = c["budget"];
   if (c.contains("compression_ratio")) {
@@ -128,7 +126,15 @@ inline void run_case(const std::string& policy_name, const json& c, ParityCount&
     info.compression_ratio = ratio;
     EXPECT_EQ(Budget::compression_ratio(ratio).resolve(info.prompt_len), info.budget) << "ratio:" << ratio;
   }
-  policy->begin(info);
+  return info;
+}
+
+inline void run_case(const std::string& policy_name, const json& c, ParityCount& count) {
+  SCOPED_TRACE("case " + c["name"].get<std::string>());
+  const int64_t H = c["heads"], kvh = c["kv_heads"], d = c["head_dim"], L = c["layers"];
+  json params = c.value("params", json::object());
+  auto policy = make_policy(policy_name, params);
+  policy->begin(sequence_info(c, L));
 
   models::ModelConfig config;
   config.head_dim = d;
