@@ -10,6 +10,7 @@
 // module.rotary_emb does. The registry's "expected_attention" is AdaKVPress around this press with
 // epsilon 1e-2 (kvpress:expected_attention, adakv_press.cpp); the bare name is the press alone.
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include "policies/gqa_mode.hpp"
@@ -20,6 +21,16 @@ namespace kvbench::policies::kvpress {
 namespace {
 
 class ExpectedAttentionPress : public Press {
+  struct Forward {
+    torch::Tensor queries;  // [heads, T, d], before RoPE
+    std::function<torch::Tensor(const torch::Tensor&, int64_t)> rotate;
+    int64_t position_end = 0;
+  };
+  struct Moments {
+    torch::Tensor mean;        // [heads, d], rotated
+    torch::Tensor covariance;  // [heads, d, d], rotated; undefined without use_covariance
+  };
+
  public:
   explicit ExpectedAttentionPress(const nlohmann::json& p)
       : future_(p.at("n_future_positions")),
@@ -34,37 +45,16 @@ class ExpectedAttentionPress : public Press {
     r.queries_before_rope = true;
     return r;
   }
+  // Only what the forward saw is kept here; the statistics are computed when the layer is
+  // compressed (a decode step after a one-shot prefill observes and is never compressed).
   void observe(int64_t layer, LayerCache&, const AttentionStats& stats, Phase) override {
     if (!stats.queries_before_rope.defined() || !stats.rotate) return;
-    const torch::Tensor& q = stats.queries_before_rope;  // [heads, T, d]
-    const int64_t T = q.size(1), d = q.size(2);
-    // A forward of at most n_sink queries (a decode step) uses them all.
-    const torch::Tensor used = T > sinks_ ? q.narrow(1, sinks_, T - sinks_) : q;
-    Moments m;
-    m.mean = used.mean(1);  // [heads, d]
-    const torch::Tensor& rotation_t = averaged_rotation(stats, d, q.options());  // R̄ᵀ [d, d]
-    m.mean = m.mean.matmul(rotation_t);                                                // (R̄μ)ᵀ
-    if (covariance_) {
-      torch::Tensor centred = used - used.mean(1, /*keepdim=*/true);
-      torch::Tensor cov = centred.transpose(1, 2).matmul(centred) / static_cast<double>(used.size(1));
-      m.covariance = rotation_t.t().matmul(cov).matmul(rotation_t);  // R̄ Σ R̄ᵀ
-    }
-    moments_[layer] = m;
-  }
-  // The averaged rotation, transposed: row i = mean over the future positions of R(p)·e_i. Every
-  // layer of a forward shares it (one RoPE, one position_end): built once per forward.
-  const torch::Tensor& averaged_rotation(const AttentionStats& stats, int64_t d, const torch::TensorOptions& options) {
-    if (!rotation_t_.defined() || rotation_end_ != stats.position_end || rotation_t_.device() != options.device()) {
-      torch::Tensor basis = torch::eye(d, options).unsqueeze(1).expand({d, future_, d});
-      rotation_t_ = stats.rotate(basis, stats.position_end).mean(1);
-      rotation_end_ = stats.position_end;
-    }
-    return rotation_t_;
+    forwards_[layer] = {stats.queries_before_rope, stats.rotate, stats.position_end};
   }
   torch::Tensor scores(int64_t layer, LayerCache& cache, const torch::Tensor&) override {
-    auto it = moments_.find(layer);
-    if (it == moments_.end()) throw std::logic_error("expected_attention: compress() without the forward's queries");
-    const Moments& m = it->second;
+    auto it = forwards_.find(layer);
+    if (it == forwards_.end()) throw std::logic_error("expected_attention: compress() without the forward's queries");
+    const Moments m = moments(it->second);
     const int64_t heads = m.mean.size(0), kv_heads = cache.kv_heads(), d = cache.head_dim();
     torch::Tensor keys = repeat_rows(cache.keys().to(torch::kFloat32), heads / kv_heads);  // [heads, n, d]
     torch::Tensor logits = keys.matmul(m.mean.unsqueeze(-1)).squeeze(-1) / std::sqrt(static_cast<double>(d));
@@ -79,14 +69,37 @@ class ExpectedAttentionPress : public Press {
   }
 
  private:
-  struct Moments {
-    torch::Tensor mean;        // [heads, d], rotated
-    torch::Tensor covariance;  // [heads, d, d], rotated; undefined without use_covariance
-  };
+  // The averaged rotation, transposed: row i = mean over the future positions of R(p)·e_i. Every
+  // layer of a forward shares it (one RoPE, one position_end): built once per forward.
+  const torch::Tensor& averaged_rotation(const Forward& f, int64_t d, const torch::TensorOptions& options) {
+    if (!rotation_t_.defined() || rotation_end_ != f.position_end || rotation_t_.device() != options.device()) {
+      torch::Tensor basis = torch::eye(d, options).unsqueeze(1).expand({d, future_, d});
+      rotation_t_ = f.rotate(basis, f.position_end).mean(1);
+      rotation_end_ = f.position_end;
+    }
+    return rotation_t_;
+  }
+  // μ̄ and Σ̄ of the forward's queries (before RoPE, the sinks left out), rotated by R̄.
+  Moments moments(const Forward& f) {
+    const torch::Tensor& q = f.queries;  // [heads, T, d]
+    const int64_t T = q.size(1), d = q.size(2);
+    // A forward of at most n_sink queries (a decode step) uses them all.
+    const torch::Tensor used = T > sinks_ ? q.narrow(1, sinks_, T - sinks_) : q;
+    const torch::Tensor& rotation_t = averaged_rotation(f, d, q.options());  // R̄ᵀ [d, d]
+    Moments m;
+    m.mean = used.mean(1).matmul(rotation_t);  // (R̄μ)ᵀ [heads, d]
+    if (covariance_) {
+      torch::Tensor centred = used - used.mean(1, /*keepdim=*/true);
+      torch::Tensor cov = centred.transpose(1, 2).matmul(centred) / static_cast<double>(used.size(1));
+      m.covariance = rotation_t.t().matmul(cov).matmul(rotation_t);  // R̄ Σ R̄ᵀ
+    }
+    return m;
+  }
+
   int64_t future_, sinks_;
   bool covariance_, vnorm_;
   double epsilon_;
-  std::map<int64_t, Moments> moments_;
+  std::map<int64_t, Forward> forwards_;  // per layer: the last forward's queries
   torch::Tensor rotation_t_;  // R̄ᵀ for the future positions from rotation_end_ on
   int64_t rotation_end_ = -1;
 };
