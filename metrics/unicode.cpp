@@ -141,6 +141,20 @@ bool python_isspace(char32_t c) {
   }
 }
 
+bool python_isupper(char32_t c) {
+  if (c < 0x80) return c >= 'A' && c <= 'Z';
+  const auto cp = static_cast<utf8proc_int32_t>(c);
+  const auto cat = utf8proc_category(cp);
+  return cat == UTF8PROC_CATEGORY_LU || (cat != UTF8PROC_CATEGORY_LT && utf8proc_tolower(cp) != cp);
+}
+
+bool python_islower(char32_t c) {
+  if (c < 0x80) return c >= 'a' && c <= 'z';
+  const auto cp = static_cast<utf8proc_int32_t>(c);
+  const auto cat = utf8proc_category(cp);
+  return cat == UTF8PROC_CATEGORY_LL || (cat != UTF8PROC_CATEGORY_LT && utf8proc_toupper(cp) != cp);
+}
+
 bool python_re_digit(char32_t c) {
   if (c < 0x80) return c >= '0' && c <= '9';
   return utf8proc_category(static_cast<utf8proc_int32_t>(c)) == UTF8PROC_CATEGORY_ND;
@@ -188,6 +202,14 @@ std::vector<std::string> python_split_ws(const std::string& s) {
   }
   if (!cur.empty()) out.push_back(utf8_encode(cur));
   return out;
+}
+
+std::string python_strip(const std::string& s) {
+  const std::u32string t = utf8_decode(s);
+  std::size_t begin = 0, end = t.size();
+  while (begin < end && python_isspace(t[begin])) ++begin;
+  while (end > begin && python_isspace(t[end - 1])) --end;
+  return utf8_encode(t.substr(begin, end - begin));
 }
 
 std::string python_collapse_ws(const std::string& s) {

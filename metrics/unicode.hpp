@@ -21,6 +21,11 @@ std::string python_lower(const std::string& s);
 
 // Python `str.isspace()` for one code point: what `str.split()` with no argument splits on.
 bool python_isspace(char32_t c);
+// Python `c.isupper()` / `c.islower()` for one code point: the Uppercase / Lowercase properties,
+// read from utf8proc as category Lu / Ll or a case mapping (Other_Lowercase letters without one,
+// such as U+00AA, are not lowercase here).
+bool python_isupper(char32_t c);
+bool python_islower(char32_t c);
 // `re` (str pattern) `\d`: Unicode category Nd.
 bool python_re_digit(char32_t c);
 // `re` (str pattern) `\w`: str.isalnum() or '_' (letters L*, numbers N*).
@@ -28,6 +33,8 @@ bool python_re_word(char32_t c);
 
 // Python `s.split()`: runs of Unicode whitespace separate, no empty pieces.
 std::vector<std::string> python_split_ws(const std::string& s);
+// Python `s.strip()`: Unicode whitespace off both ends.
+std::string python_strip(const std::string& s);
 // Python `" ".join(s.split())`.
 std::string python_collapse_ws(const std::string& s);
 

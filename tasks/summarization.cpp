@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "datasets/jsonl_reader.hpp"
-#include "tasks/python_random.hpp"
+#include "datasets/python_random.hpp"
 
 namespace kvbench::tasks::summarization {
 
@@ -86,7 +86,7 @@ std::vector<Document> helm_training_pool(const std::vector<Document>& train, con
 }
 
 std::vector<size_t> helm_sample_examples(const std::vector<Document>& pool, size_t k, uint32_t seed) {
-  PythonRandom random(seed);
+  datasets::PythonRandom random(seed);
   size_t remaining = std::min(pool.size(), k);
   // label -> instances (in pool order); std::map iterates in byte order = Python's code point order.
   std::map<std::string, std::vector<size_t>> by_label;

@@ -28,4 +28,19 @@ class TempFile {
   std::string path_;
 };
 
+// A fresh directory under the temp dir, removed with its content at scope exit.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& name = "dir") {
+    path_ = (std::filesystem::temp_directory_path() / ("kvbench_" + std::to_string(::getpid()) + "_" + name)).string();
+    std::filesystem::remove_all(path_);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 }  // namespace kvbench::datasets::testing

@@ -13,7 +13,7 @@
 #include "golden_prompts_b.hpp"
 #include "task_fixtures.hpp"
 #include "tasks/prompt_truncation.hpp"
-#include "tasks/python_random.hpp"
+#include "datasets/python_random.hpp"
 #include "tasks/run_task.hpp"
 #include "tasks/summarization.hpp"
 
@@ -138,14 +138,14 @@ TEST(SummarizationData, MalformedRecordsNameFileAndLine) {
 // CPython's random (recorded by scripts/make_tasks_b_goldens.py): HELM draws its shots with it.
 TEST(PythonRandom, ReproducesCPythonsSequences) {
   const nlohmann::json g = nlohmann::json::parse(golden_prompt("python_random.json"));
-  PythonRandom a(0);
+  datasets::PythonRandom a(0);
   for (const auto& v : g["seed0_getrandbits32"]) EXPECT_EQ(a.getrandbits(32), v.get<uint32_t>());
-  PythonRandom b(12345);
+  datasets::PythonRandom b(12345);
   const std::vector<uint64_t> bounds = {1, 2, 3, 10, 100, 1000, 1, 65536, 4000000000};  // the script's randrange args
   for (size_t i = 0; i < bounds.size(); ++i) EXPECT_EQ(b.randbelow(bounds[i]), g["seed12345_randrange"][i].get<uint64_t>()) << i;
   std::vector<int> x(20);
   for (int i = 0; i < 20; ++i) x[i] = i;
-  PythonRandom c(7);
+  datasets::PythonRandom c(7);
   c.shuffle(x);
   EXPECT_EQ(nlohmann::json(x), g["seed7_shuffle20"]);
 }
