@@ -1,0 +1,60 @@
+#pragma once
+// What every RULER generator shares: the run's arguments, its one global random stream
+// (random.seed(random_seed) at the script's start), and the scripts' common steps.
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "datasets/python_random.hpp"
+#include "datasets/ruler/ruler_config.hpp"
+#include "datasets/ruler/ruler_generator.hpp"
+
+namespace kvbench::datasets::ruler {
+
+struct GeneratorRun {
+  const Request& request;
+  const TaskConfig& config;
+  const TokenCounter& count_tokens;
+  RulerData& data;
+  std::string template_text;  // prepare.py's --template: model template + task template + answer prefix
+  PythonRandom random;
+  int tokens_to_generate;
+
+  int64_t arg(const char* key) const;
+  std::string text_arg(const char* key) const;
+};
+
+// The binary search every script runs over its haystack size: the largest size in
+// [lower, upper] whose prompt fits, if any.
+std::optional<int64_t> largest_fitting(int64_t lower, int64_t upper, const std::function<bool(int64_t)>& fits);
+
+// The scripts' per-sample loop: try `size`; when the prompt does not fit (or drawing failed),
+// shrink by `incremental` down to `incremental`, where the scripts retry forever with new draws;
+// kvbench gives up after kMaxRetriesAtFloor tries there, naming the task and the lengths.
+constexpr int kMaxRetriesAtFloor = 1000;
+void fit_sample(const GeneratorRun& run, int64_t size, int64_t incremental, const std::function<bool(int64_t)>& attempt);
+
+// --remove_newline_tab: ' '.join(text.replace('\n', ' ').replace('\t', ' ').strip().split()).
+std::string remove_newline_tab(const std::string& text);
+
+// input_text.rfind(answer_prefix[:10]) and the split there: {input, answer_prefix} (Python's -1
+// when absent: the last character becomes the "prefix").
+std::pair<std::string, std::string> split_answer_prefix(const std::string& input, const std::string& answer_prefix);
+
+// list(np.round(np.linspace(0, 100, num=40)).astype(int))
+const std::vector<int>& depths();
+
+// Python's text[:index] for index >= -1 counted in code points (-1: all but the last).
+std::string code_point_prefix(const std::string& text, int64_t index);
+// text.find(needle) in code points, -1 when absent.
+int64_t code_point_find(const std::string& text, const std::string& needle);
+
+std::vector<Sample> generate_niah(GeneratorRun& run);
+std::vector<Sample> generate_variable_tracking(GeneratorRun& run);
+std::vector<Sample> generate_common_words(GeneratorRun& run);
+std::vector<Sample> generate_freq_words(GeneratorRun& run);
+std::vector<Sample> generate_qa(GeneratorRun& run);
+
+}  // namespace kvbench::datasets::ruler
