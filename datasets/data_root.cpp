@@ -19,12 +19,6 @@ std::string resolve_data_file(const std::string& root, const std::string& relati
   return path.string();
 }
 
-std::string resolve_bundled_data_file(const std::string& root, const std::string& relative, const std::string& official_source) {
-  const std::filesystem::path user = std::filesystem::path(root.empty() ? default_data_root() : root) / relative;
-  if (std::filesystem::exists(user)) return user.string();
-  const std::filesystem::path bundled = std::filesystem::path(KVBENCH_BUNDLED_DATA_DIR) / relative;
-  if (std::filesystem::exists(bundled)) return bundled.string();
-  return resolve_data_file(root, relative, official_source);
-}
+std::string bundled_data_dir() { return KVBENCH_BUNDLED_DATA_DIR; }
 
 }  // namespace kvbench::datasets

@@ -8,9 +8,9 @@ namespace kvbench::datasets {
 
 std::string default_data_root();  // $KVBENCH_DATA or the build's shared data folder
 
-// Data the repository bundles (data/, PROVENANCE.md there): root/relative when the user's data
-// root has it, else the bundled copy, else the error of resolve_data_file.
-std::string resolve_bundled_data_file(const std::string& root, const std::string& relative, const std::string& official_source);
+// The data the repository bundles (data/: RULER's essays, word lists and Punkt model;
+// PROVENANCE.md there).
+std::string bundled_data_dir();
 
 // root/relative, or a DataError-style message: "<path>: missing; official source: <source>".
 std::string resolve_data_file(const std::string& root, const std::string& relative, const std::string& official_source);

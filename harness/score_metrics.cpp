@@ -18,6 +18,7 @@
 #include "metrics/qa.hpp"
 #include "metrics/rouge_pltrdy.hpp"
 #include "metrics/rouge_score.hpp"
+#include "metrics/ruler_metrics.hpp"
 #include "metrics/self_bleu.hpp"
 #include "tasks/scored_mean.hpp"
 
@@ -318,6 +319,42 @@ class LongBenchMetric : public MetricScorer {
   json params_;
 };
 
+// RULER's string_match_all / string_match_part: per example the function on that one example
+// (0-1) after RULER's postprocess_pred (or kvpress's: control characters deleted); the aggregate
+// is RULER's task score, round(100 * sum / n, 2), and the unrounded mean.
+class RulerMetric : public MetricScorer {
+ public:
+  RulerMetric(std::string function, MetricParams& p) : function_(std::move(function)) {
+    if (function_ != "string_match_all" && function_ != "string_match_part")
+      throw std::invalid_argument("unknown metric ruler." + function_ + " (RULER metrics: string_match_all, string_match_part)");
+    postprocess_ = p.choice("postprocess", "ruler", {"ruler", "kvpress"}) == "kvpress" ? metrics::RulerPostprocess::kvpress
+                                                                                       : metrics::RulerPostprocess::ruler;
+    p.finish({"postprocess"});
+    params_ = p.resolved();
+  }
+  json params() const override { return params_; }
+  json score(const std::vector<ScoreExample>& examples, bool per_example) const override {
+    std::vector<double> values;
+    json per = json::array();
+    for (const auto& ex : examples) {
+      const std::string pred = metrics::ruler_postprocess(ex.prediction, postprocess_);
+      values.push_back(at_line(ex, [&] {
+        return function_ == "string_match_all" ? metrics::ruler_string_match_all(pred, ex.references)
+                                               : metrics::ruler_string_match_part(pred, ex.references);
+      }));
+      if (per_example) per.push_back({{"score", values.back()}});
+    }
+    json out = {{"aggregate", {{"score", metrics::ruler_task_score(values)}, {"mean", metrics::python_sum(values) / static_cast<double>(values.size())}}}};
+    if (per_example) out["per_example"] = per;
+    return out;
+  }
+
+ private:
+  std::string function_;
+  metrics::RulerPostprocess postprocess_ = metrics::RulerPostprocess::ruler;
+  json params_;
+};
+
 // Self-BLEU per line of sentences; "score" is np.mean over the sentences (BUZZ's number).
 class SelfBleuMetric : public MetricScorer {
  public:
@@ -378,6 +415,8 @@ std::vector<std::string> score_metric_names() {
   std::vector<std::string> names = {"rouge",     "rouge_pltrdy", "bleu",     "meteor",
                                     "squad",     "best_subspan_em", "strict_em", "self_bleu"};
   for (const auto& f : longbench_functions()) names.push_back("longbench." + f);
+  names.push_back("ruler.string_match_all");
+  names.push_back("ruler.string_match_part");
   return names;
 }
 
@@ -396,6 +435,8 @@ std::unique_ptr<MetricScorer> make_metric_scorer(const std::string& name,
   if (name == "self_bleu") return std::make_unique<SelfBleuMetric>(p);
   const std::string lb = "longbench.";
   if (name.compare(0, lb.size(), lb) == 0) return std::make_unique<LongBenchMetric>(name.substr(lb.size()), p);
+  const std::string ruler = "ruler.";
+  if (name.compare(0, ruler.size(), ruler) == 0) return std::make_unique<RulerMetric>(name.substr(ruler.size()), p);
   std::string known;
   for (const auto& n : score_metric_names()) known += (known.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown metric '" + name + "' (known: " + known + ")");

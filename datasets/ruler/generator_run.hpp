@@ -32,9 +32,11 @@ std::optional<int64_t> largest_fitting(int64_t lower, int64_t upper, const std::
 
 // The scripts' per-sample loop: try `size`; when the prompt does not fit (or drawing failed),
 // shrink by `incremental` down to `incremental`, where the scripts retry forever with new draws;
-// kvbench gives up after kMaxRetriesAtFloor tries there, naming the task and the lengths.
+// kvbench gives up after kMaxRetriesAtFloor tries there, naming the task and the length it had
+// to fit (vt's in-context example fits 500 tokens, whatever the request's max_seq_length).
 constexpr int kMaxRetriesAtFloor = 1000;
-void fit_sample(const GeneratorRun& run, int64_t size, int64_t incremental, const std::function<bool(int64_t)>& attempt);
+void fit_sample(const GeneratorRun& run, int64_t max_seq_length, int64_t size, int64_t incremental,
+                const std::function<bool(int64_t)>& attempt);
 
 // --remove_newline_tab: ' '.join(text.replace('\n', ' ').replace('\t', ' ').strip().split()).
 std::string remove_newline_tab(const std::string& text);

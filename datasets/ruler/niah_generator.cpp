@@ -160,7 +160,7 @@ std::vector<Sample> generate_niah(GeneratorRun& run) {
   for (int64_t index = 0; index < run.request.num_samples; ++index) {
     std::pair<std::string, std::vector<std::string>> made;
     int64_t length = 0;
-    fit_sample(run, num_haystack, incremental, [&](int64_t used) {
+    fit_sample(run, max_seq_length, num_haystack, incremental, [&](int64_t used) {
       made = niah.make(used);
       length = run.count_tokens(made.first) + run.tokens_to_generate;
       return length <= max_seq_length;

@@ -67,7 +67,7 @@ std::vector<Sample> generate_qa(GeneratorRun& run) {
   for (int64_t index = 0; index < run.request.num_samples; ++index) {
     std::pair<std::string, std::vector<std::string>> made;
     int64_t length = 0;
-    fit_sample(run, num_docs, incremental, [&](int64_t used) {
+    fit_sample(run, max_seq_length, num_docs, incremental, [&](int64_t used) {
       made = qa.make(static_cast<std::size_t>(index), used);
       length = run.count_tokens(made.first) + run.tokens_to_generate;
       return length <= max_seq_length;

@@ -174,18 +174,24 @@ std::string AdjectiveNouns::at(std::size_t i) const {
   return g->combined.empty() ? g->adjective + "-" + nouns_[offset] : g->combined[offset];
 }
 
-RulerData::RulerData(std::string folder, std::map<std::string, std::string> overrides)
-    : folder_(std::move(folder)), overrides_(std::move(overrides)) {}
+RulerData::RulerData(std::vector<std::string> folders, std::map<std::string, std::string> overrides)
+    : folders_(std::move(folders)), overrides_(std::move(overrides)) {
+  if (folders_.empty()) throw std::invalid_argument("RulerData: no folder to read from");
+}
 
 std::string RulerData::path(const std::string& name) const {
   const auto o = overrides_.find(name);
-  const std::string p = o != overrides_.end() ? o->second : folder_ + "/" + name;
-  if (!std::filesystem::exists(p)) {
-    const auto s = official_sources().find(name);
-    throw std::runtime_error(p + ": RULER data file missing (official source: " +
-                             (s == official_sources().end() ? std::string("RULER's repository") : s->second) + ")");
-  }
-  return p;
+  std::vector<std::string> candidates;
+  if (o != overrides_.end())
+    candidates = {o->second};
+  else
+    for (const std::string& f : folders_) candidates.push_back(f + "/" + name);
+  for (const std::string& p : candidates)
+    if (std::filesystem::exists(p)) return p;
+  const auto s = official_sources().find(name);
+  throw std::runtime_error(candidates.front() + ": RULER data file missing (official source: " +
+                           (s == official_sources().end() ? std::string("RULER's repository") : s->second) +
+                           "; point --data-root or KVBENCH_DATA at a folder holding ruler/" + name + ")");
 }
 
 const std::vector<std::string>& RulerData::essay_words() {

@@ -47,10 +47,10 @@ struct QaDataset {
 
 class RulerData {
  public:
-  // `folder` holds the files under their RULER names (scripts/data/synthetic/json/ and the
-  // wonderwords / punkt folders); `overrides` maps a file name (squad.json, hotpotqa.json, ...) to
-  // another path.
-  explicit RulerData(std::string folder, std::map<std::string, std::string> overrides = {});
+  // `folders` hold the files under their RULER names (scripts/data/synthetic/json/ and the
+  // wonderwords / punkt folders), searched in order; `overrides` maps a file name (squad.json,
+  // hotpotqa.json, ...) to another path.
+  explicit RulerData(std::vector<std::string> folders, std::map<std::string, std::string> overrides = {});
 
   // re.sub(r"\s+", " ", essay).split(" ") of PaulGrahamEssays.json's "text".
   const std::vector<std::string>& essay_words();
@@ -61,12 +61,12 @@ class RulerData {
   const QaDataset& qa(const std::string& dataset);  // "squad" | "hotpotqa"
   const std::vector<std::string>& english_words();  // english_words.json's values (cwe past its word list)
 
-  // The path of a RULER data file (an override, else folder/name); throws naming the file and its
-  // official source when it is missing.
+  // The path of a RULER data file (an override, else the first folder holding it); throws naming
+  // the file and its official source when it is missing.
   std::string path(const std::string& name) const;
 
  private:
-  std::string folder_;
+  std::vector<std::string> folders_;
   std::map<std::string, std::string> overrides_;
   std::unique_ptr<std::vector<std::string>> essay_words_;
   std::unique_ptr<PunktSentenceTokenizer> punkt_;

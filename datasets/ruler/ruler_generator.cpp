@@ -64,7 +64,8 @@ std::optional<int64_t> largest_fitting(int64_t lower, int64_t upper, const std::
   return best;
 }
 
-void fit_sample(const GeneratorRun& run, int64_t size, int64_t incremental, const std::function<bool(int64_t)>& attempt) {
+void fit_sample(const GeneratorRun& run, int64_t max_seq_length, int64_t size, int64_t incremental,
+                const std::function<bool(int64_t)>& attempt) {
   int retries_at_floor = 0;
   std::string last_failure;
   for (;;) {
@@ -78,7 +79,7 @@ void fit_sample(const GeneratorRun& run, int64_t size, int64_t incremental, cons
       size -= incremental;
     } else if (++retries_at_floor >= kMaxRetriesAtFloor) {
       throw std::invalid_argument("RULER " + run.config.name + ": no sample fits max_seq_length " +
-                                  std::to_string(run.request.max_seq_length) + " even with the smallest haystack (" +
+                                  std::to_string(max_seq_length) + " even with the smallest haystack (" +
                                   std::to_string(size) + ") after " + std::to_string(kMaxRetriesAtFloor) +
                                   " draws (" + last_failure + "); RULER's script would retry forever");
     }
@@ -121,6 +122,8 @@ int64_t code_point_find(const std::string& text, const std::string& needle) {
 std::vector<Sample> generate(const Request& request, const TokenCounter& count_tokens, RulerData& data) {
   const TaskConfig& config = task(request.task);
   if (request.max_seq_length < 1) throw std::invalid_argument("RULER: max_seq_length must be positive");
+  if (request.tokens_to_generate && (*request.tokens_to_generate < 0 || *request.tokens_to_generate >= request.max_seq_length))
+    throw std::invalid_argument("RULER: tokens_to_generate must be in [0, max_seq_length)");
   if (request.num_samples < 0) throw std::invalid_argument("RULER: num_samples must be >= 0");
   if (request.random_seed < 0 || request.random_seed > 0xFFFFFFFFLL)
     throw std::invalid_argument("RULER: random_seed must be in [0, 2**32) (NumPy's seed range)");
@@ -130,7 +133,7 @@ std::vector<Sample> generate(const Request& request, const TokenCounter& count_t
                    data,
                    full_template(config, request.model_template_type),
                    PythonRandom(static_cast<uint32_t>(request.random_seed)),
-                   constants(config.generator).tokens_to_generate};
+                   static_cast<int>(request.tokens_to_generate.value_or(constants(config.generator).tokens_to_generate))};
   switch (config.generator) {
     case Generator::niah: return generate_niah(run);
     case Generator::variable_tracking: return generate_variable_tracking(run);
@@ -139,6 +142,36 @@ std::vector<Sample> generate(const Request& request, const TokenCounter& count_t
     case Generator::qa: return generate_qa(run);
   }
   throw std::logic_error("RULER: unhandled generator");
+}
+
+std::vector<std::string> data_file_names(const std::string& name) {
+  const TaskConfig& config = task(name);
+  const nlohmann::json& a = config.args;
+  std::vector<std::string> files;
+  auto essay = [&] {
+    files.push_back("PaulGrahamEssays.json");
+    for (const char* f : {"abbrev_types.txt", "collocations.tab", "sent_starters.txt", "ortho_context.tab"})
+      files.push_back(std::string("punkt_english/") + f);
+  };
+  switch (config.generator) {
+    case Generator::niah:
+      if (a.at("type_haystack") == "essay") essay();
+      if (a.at("type_needle_k") == "words" || a.at("type_needle_v") == "words")
+        files.insert(files.end(), {"wonderwords/adjectivelist.txt", "wonderwords/nounlist.txt"});
+      break;
+    case Generator::variable_tracking:
+      if (a.at("type_haystack") == "essay") essay();
+      break;
+    case Generator::common_words_extraction:
+      files = {"wonderwords/nounlist.txt", "wonderwords/adjectivelist.txt", "wonderwords/verblist.txt"};
+      break;
+    case Generator::freq_words_extraction:
+      break;
+    case Generator::qa:
+      files = {a.at("dataset").get<std::string>() + ".json"};
+      break;
+  }
+  return files;
 }
 
 std::string manifest_line(const Sample& s) {

@@ -22,6 +22,8 @@ struct Request {
   int64_t random_seed = 42;
   std::string model_template_type = "base";
   bool remove_newline_tab = false;
+  // The task scripts' --tokens_to_generate (prepare.py passes the task's constant).
+  std::optional<int64_t> tokens_to_generate;
 };
 
 // One line of the output manifest, fields in the scripts' order.
@@ -39,6 +41,9 @@ struct Sample {
 using TokenCounter = std::function<int64_t(const std::string&)>;
 
 std::vector<Sample> generate(const Request& request, const TokenCounter& count_tokens, RulerData& data);
+
+// The data files (RulerData names) the task's generator reads with its synthetic.yaml arguments.
+std::vector<std::string> data_file_names(const std::string& task);
 
 // json.dumps(sample, ensure_ascii=True) as manifest_utils.write_manifest writes it (no newline).
 std::string manifest_line(const Sample& sample);

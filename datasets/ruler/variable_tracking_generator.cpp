@@ -166,7 +166,7 @@ struct VariableTracking {
       std::string input;
       std::vector<std::string> answer;
       int64_t length = 0;
-      fit_sample(run, num_noises, incremental, [&](int64_t used) {
+      fit_sample(run, max_seq_length, num_noises, incremental, [&](int64_t used) {
         std::tie(input, answer) = make(used, is_icl);
         if (!is_icl) {
           const std::size_t cutoff = input.find(cut_at);

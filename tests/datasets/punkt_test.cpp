@@ -48,7 +48,7 @@ TEST(Punkt, SplitsWordsAsNltk) {
 
 TEST(Punkt, SplitsRulersEssayHaystackAsNltk) {
   const nlohmann::json all = cases();
-  ruler::RulerData data(std::string(KVBENCH_TESTS_DIR) + "/../data/ruler");
+  ruler::RulerData data({std::string(KVBENCH_TESTS_DIR) + "/../data/ruler"});
   const std::vector<std::string>& words = data.essay_words();  // RULER's haystack words
   for (const auto& c : all["essay"]) {
     std::string text;

@@ -77,7 +77,7 @@ TEST_P(RulerGenerator, WritesTheOfficialScriptsBytes) {
   const Recorded& r = GetParam();
   const std::string expected = read_file(fixture("ruler/" + r.tokenizer + "/" + r.folder + "/" + r.file));
   const ruler::Request request = request_for(r, expected);
-  ruler::RulerData data(std::string(KVBENCH_TESTS_DIR) + "/../data/ruler",
+  ruler::RulerData data({std::string(KVBENCH_TESTS_DIR) + "/../data/ruler"},
                         {{"hotpotqa.json", fixture("ruler/hotpotqa_fixture.json")}, {"squad.json", fixture("ruler/squad_fixture.json")}});
   const models::Tokenizer& tok = tokenizer(r.tokenizer);
   std::string got;

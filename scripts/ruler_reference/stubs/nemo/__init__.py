@@ -1,0 +1,1 @@
+"""Namespace stub (see scripts/ruler_reference/stubs/README.md)."""

@@ -1,0 +1,121 @@
+// ruler/<task> end to end on stories260K: the prompt each job feeds is the official script's
+// sample (tests/fixtures/ruler/stories260K/<max_seq_length>/, recorded with RULER's prepare.py and
+// stories260K's tokenizer) plus its answer prefix, the references its outputs, and the score
+// RULER's metric over the prediction. Only fwe fits the model's 512 tokens: RULER's smallest
+// haystacks (5 noise sentences, 500 essay words, 10 documents) need more with a 512-piece
+// vocabulary, so the others run at the shortest length RULER generates for it, past the trained
+// context (a warning; the pipeline, not the model's answers, is under test).
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "metrics/ruler_metrics.hpp"
+#include "task_fixtures.hpp"
+#include "tasks/run_task.hpp"
+
+namespace kvbench::tasks {
+namespace {
+
+using namespace testing;
+
+// The shortest max_seq_length at which RULER's script generates each task with stories260K's tokenizer.
+const std::map<std::string, int> kLength = {
+    {"niah_single_1", 1024},   {"niah_single_2", 4096},   {"niah_single_3", 4096},   {"niah_multikey_1", 4096},
+    {"niah_multikey_2", 1024}, {"niah_multikey_3", 1024}, {"niah_multivalue", 4096}, {"niah_multiquery", 4096},
+    {"cwe", 2048},             {"fwe", 511},              {"qa_1", 4096},            {"qa_2", 8192}};
+
+nlohmann::json first_recorded(const std::string& file) {
+  const std::string text = read_file(fixture("ruler/" + file));
+  return nlohmann::json::parse(text.substr(0, text.find('\n')));
+}
+
+nlohmann::json qa_files(const std::string& task) {
+  if (task == "qa_1") return {{"squad_file", fixture("ruler/squad_fixture.json")}};
+  if (task == "qa_2") return {{"hotpotqa_file", fixture("ruler/hotpotqa_fixture.json")}};
+  return nlohmann::json::object();
+}
+
+class RulerTaskEndToEnd : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RulerTaskEndToEnd, FeedsTheOfficialSampleAndScoresWithRulersMetric) {
+  const std::string task = GetParam();
+  const int length = kLength.at(task);
+  const nlohmann::json expected =
+      first_recorded("stories260K/" + std::to_string(length) + "/" + (task == "qa_2" ? "qa_2_fixture" : task) + ".jsonl");
+  nlohmann::json params = qa_files(task);
+  params["record_prompts"] = true;
+  params["max_seq_length"] = length;
+  const nlohmann::json r = run_task({{"task", "ruler/" + task}, {"limit", 1}, {"task_params", params}});
+  ASSERT_EQ(r["examples"].size(), 1u);
+  const nlohmann::json& e = r["examples"][0];
+  EXPECT_EQ(e["prompt"].get<std::string>(), expected["input"].get<std::string>() + expected["answer_prefix"].get<std::string>());
+  EXPECT_EQ(e["references"], expected["outputs"]);
+  const bool part = task.rfind("qa", 0) == 0;
+  const std::string pred = metrics::ruler_postprocess(e["prediction"].get<std::string>(), metrics::RulerPostprocess::ruler);
+  const auto refs = expected["outputs"].get<std::vector<std::string>>();
+  const double v = part ? metrics::ruler_string_match_part(pred, refs) : metrics::ruler_string_match_all(pred, refs);
+  EXPECT_EQ(e["metrics"][part ? "string_match_part" : "string_match_all"].get<double>(), v);
+  EXPECT_EQ(r["metrics"]["string_match"].get<double>(), metrics::ruler_task_score({v}));
+  EXPECT_EQ(r["settings"]["resolved"]["max_seq_length"], length) << r["settings"].dump();
+}
+
+INSTANTIATE_TEST_SUITE_P(Stories260K, RulerTaskEndToEnd,
+                         ::testing::Values("niah_single_1", "niah_single_2", "niah_single_3", "niah_multikey_1",
+                                           "niah_multikey_2", "niah_multikey_3", "niah_multivalue", "niah_multiquery",
+                                           "cwe", "fwe", "qa_1", "qa_2"));
+
+// RULER's vt prepends an in-context example made to fit 500 tokens; with stories260K's tokenizer
+// nothing fits it, where the official script retries forever. The max_seq_length default (the
+// model's context less its BOS) shows in the message. A vt file generated for Llama-3 runs.
+TEST(RulerTask, VariableTrackingThatCannotFitIsAnErrorNotAHang) {
+  const std::string err = error_of([] { run_task({{"task", "ruler/vt"}, {"limit", 1}}); });
+  EXPECT_NE(err.find("RULER vt: no sample fits max_seq_length 500 even with the smallest haystack (5) after 1000 draws"), std::string::npos) << err;
+  const nlohmann::json expected = first_recorded("llama3/1024/vt.jsonl");
+  const nlohmann::json r = run_task({{"task", "ruler/vt"}, {"limit", 1},
+                                     {"task_params", {{"data_file", fixture("ruler/llama3/1024/vt.jsonl")}, {"record_prompts", true}}}});
+  EXPECT_EQ(r["examples"][0]["prompt"].get<std::string>(), expected["input"].get<std::string>() + expected["answer_prefix"].get<std::string>());
+  EXPECT_EQ(r["examples"][0]["references"], expected["outputs"]);
+}
+
+// A user's pre-generated files run unchanged: RULER's manifest, and kvpress's rows (all tasks in
+// one file, each with its own max_new_tokens).
+TEST(RulerTask, ReadsRulersManifestAndKvpressRows) {
+  const std::string manifest = fixture("ruler/stories260K/1024/niah_single_1.jsonl");
+  const nlohmann::json expected = first_recorded("stories260K/1024/niah_single_1.jsonl");
+  const nlohmann::json a = run_task({{"task", "ruler/niah_single_1"}, {"limit", 1}, {"task_params", {{"data_file", manifest}, {"record_prompts", true}}}});
+  EXPECT_EQ(a["examples"][0]["prompt"].get<std::string>(), expected["input"].get<std::string>() + expected["answer_prefix"].get<std::string>());
+
+  ScratchDir dir("ruler_rows");
+  const std::string input = expected["input"];
+  const size_t q = input.rfind("What is the special magic");
+  const nlohmann::json row = {{"context", input.substr(0, q)}, {"question", input.substr(q)}, {"answer_prefix", expected["answer_prefix"]},
+                              {"answer", expected["outputs"]}, {"task", "niah_single_1"}, {"max_new_tokens", 3}};
+  nlohmann::json other = row;
+  other["task"] = "vt";
+  const std::string rows = dir.path() + "/ruler.jsonl";
+  std::ofstream(rows) << other.dump() << "\n" << row.dump() << "\n";
+  const nlohmann::json b = run_task({{"task", "ruler/niah_single_1"}, {"task_params", {{"data_file", rows}, {"record_prompts", true}}}});
+  ASSERT_EQ(b["examples"].size(), 1u);  // the vt row is another task's
+  EXPECT_EQ(b["examples"][0]["prompt"], a["examples"][0]["prompt"]);
+  EXPECT_EQ(b["examples"][0]["prediction"].get<std::string>(),
+            a["examples"][0]["prediction"].get<std::string>().substr(0, b["examples"][0]["prediction"].get<std::string>().size()));
+  EXPECT_LT(b["examples"][0]["prediction"].get<std::string>().size(), a["examples"][0]["prediction"].get<std::string>().size());
+
+  nlohmann::json bad = row;
+  bad["contexts"] = "typo";
+  std::ofstream(rows) << bad.dump() << "\n";
+  const std::string err = error_of([&] { run_task({{"task", "ruler/niah_single_1"}, {"task_params", {{"data_file", rows}}}}); });
+  EXPECT_NE(err.find(rows + ":1: field 'contexts': not a field of kvpress's RULER dataset"), std::string::npos) << err;
+}
+
+TEST(RulerTask, ParametersThatDoNothingAreRefused) {
+  EXPECT_NE(error_of([] { run_task({{"task", "ruler/niah_single_1"}, {"task_params", {{"squad_file", "x.json"}}}}); })
+                .find("squad_file is read by qa_1 only"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { run_task({{"task", "ruler/cwe"}, {"task_params", {{"data_file", "x.jsonl"}, {"num_samples", 3}}}}); })
+                .find("num_samples shapes generated samples"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace kvbench::tasks
