@@ -41,7 +41,7 @@ TEST_P(RulerTaskEndToEnd, FeedsTheOfficialSampleAndScoresWithRulersMetric) {
   const std::string task = GetParam();
   const int length = kLength.at(task);
   const nlohmann::json expected =
-      first_recorded("stories260K/" + std::to_string(length) + "/" + (task == "qa_2" ? "qa_2_fixture" : task) + ".jsonl");
+      first_recorded("stories260K/" + std::to_string(length) + "/" + (task.rfind("qa", 0) == 0 ? task + "_fixture" : task) + ".jsonl");
   nlohmann::json params = qa_files(task);
   params["record_prompts"] = true;
   params["max_seq_length"] = length;
