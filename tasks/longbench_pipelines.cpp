@@ -125,34 +125,8 @@ KvpressParts kvpress_parts(const std::string& subset, const std::string& prompt_
   std::string input = record.has("input") ? record.string_field("input") : "";
   if (split->prefix_in_input && ends_with(input, answer_prefix)) input.resize(input.size() - answer_prefix.size());
 
-  KvpressParts parts;
-  const std::string context = format_prompt(prompt_template.substr(0, at), record);
-  std::string suffix = "\n";  // pipeline.py without a chat template: separates question and answer
-  parts.context = context;
-  if (chat_template != "none") {
-    const std::string separator(context.size() + 10, '#');
-    const std::string rendered = apply_chat_template(chat_template, context + separator, tokenizer);
-    const size_t cut = rendered.find(separator);
-    if (cut == std::string::npos) throw std::logic_error("kvpress: the chat template lost the separator");
-    parts.context = rendered.substr(0, cut);
-    parts.context_has_bos = !encode_adds_special_tokens(chat_template, parts.context, tokenizer);
-    suffix = rendered.substr(cut + separator.size());
-  }
-  parts.question = replace_all(question_template, "{input}", input) + suffix + answer_prefix;
-  return parts;
-}
-
-KvpressIds kvpress_ids(const models::Tokenizer& tokenizer, const KvpressParts& parts, int64_t max_context_length) {
-  if (max_context_length < 1) throw std::invalid_argument("kvpress: max_context_length must be >= 1");
-  KvpressIds ids;
-  // pipeline.py encodes bos_token + context, or the rendered template, without adding specials.
-  const std::vector<int> context = tokenizer.encode(parts.context, /*add_bos=*/!parts.context_has_bos);
-  const std::vector<int> question = tokenizer.encode(parts.question, /*add_bos=*/false);
-  ids.original_context_tokens = static_cast<int64_t>(context.size());
-  ids.truncated = ids.original_context_tokens > max_context_length;
-  ids.context.assign(context.begin(), context.begin() + std::min<int64_t>(max_context_length, ids.original_context_tokens));
-  ids.question.assign(question.begin(), question.end());
-  return ids;
+  return tasks::kvpress_parts(format_prompt(prompt_template.substr(0, at), record), replace_all(question_template, "{input}", input),
+                              answer_prefix, chat_template, tokenizer);
 }
 
 std::string kvpress_scored_prediction(const std::string& subset, const std::string& prediction) {

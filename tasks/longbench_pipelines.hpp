@@ -14,6 +14,7 @@
 
 #include "datasets/jsonl_reader.hpp"
 #include "tokenizers/tokenizer.hpp"
+#include "tasks/kvpress_prompt.hpp"
 #include "tasks/longbench.hpp"
 
 namespace kvbench::tasks::longbench {
@@ -38,25 +39,10 @@ PreparedPrompt kvcache_factory_prompt(const models::Tokenizer& tokenizer, const 
 // (question template + answer prefix), as create_huggingface_dataset.py writes them; for trec,
 // triviaqa and samsum the answer prefix is cut from the end of `input` (str.removesuffix, so
 // nothing is cut when the input ends otherwise).
-struct KvpressParts {
-  std::string context;   // what the policy compresses (BOS added when tokenised)
-  std::string question;  // question + suffix + answer prefix, fed after the compression
-  bool context_has_bos = false;  // the model's own template wrote BOS into the context text
-};
-// `chat_template` "none": suffix "\n" (pipeline.py without a chat template); otherwise the
-// template (a name, or "model": the tokenizer's own) is applied to context + separator and split
-// there, as pipeline.py does.
+// The parts of tasks/kvpress_prompt.hpp for one LongBench record.
 KvpressParts kvpress_parts(const std::string& subset, const std::string& prompt_template,
                            const datasets::JsonRecord& record, const std::string& chat_template,
                            const models::Tokenizer& tokenizer);
-
-struct KvpressIds {
-  std::vector<int64_t> context;   // BOS + context (BOS added unless the text has it), cut from the right
-  std::vector<int64_t> question;  // no BOS
-  int64_t original_context_tokens = 0;
-  bool truncated = false;
-};
-KvpressIds kvpress_ids(const models::Tokenizer& tokenizer, const KvpressParts& parts, int64_t max_context_length);
 
 // kvpress adds 20 tokens to dataset2maxlen ("to avoid any cut-offs").
 constexpr int64_t kKvpressExtraNewTokens = 20;

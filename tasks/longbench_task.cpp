@@ -135,14 +135,14 @@ FedExample feed(const TaskContext& ctx, const SubsetSetup& s, const datasets::Js
   using longbench::Pipeline;
   FedExample f;
   if (s.pipeline == Pipeline::Kvpress) {
-    const longbench::KvpressParts parts = longbench::kvpress_parts(s.subset, s.prompt_template, r, s.chat, *ctx.tokenizer);
+    const KvpressParts parts = longbench::kvpress_parts(s.subset, s.prompt_template, r, s.chat, *ctx.tokenizer);
     const int64_t question_tokens = static_cast<int64_t>(ctx.tokenizer->encode(parts.question, false).size());
     const int64_t room = s.max_length > 0 ? s.max_length : ctx.max_context() - question_tokens - s.max_new_tokens;
     if (room < 1)
       throw std::invalid_argument("longbench/" + s.subset + " (kvpress): the question (" + std::to_string(question_tokens) +
                                   " tokens) and " + std::to_string(s.max_new_tokens) + " new tokens leave no room in the "
                                   "model's context; set task_params.max_new_tokens or max_length");
-    const longbench::KvpressIds ids = longbench::kvpress_ids(*ctx.tokenizer, parts, room);
+    const KvpressIds ids = kvpress_ids(*ctx.tokenizer, parts, room);
     // What is fed: kvpress cuts the context's token ids from the right; the recorded prompt is
     // those ids decoded, the text before the cut a second field.
     f.prompt = {ctx.tokenizer->decode(std::vector<int>(ids.context.begin(), ids.context.end())), ids.original_context_tokens,

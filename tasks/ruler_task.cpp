@@ -7,9 +7,16 @@
 // decoding of tokens_to_generate tokens, stop at EOS, cut at --stop_words (none by default).
 // Scoring as scripts/eval/evaluate.py: postprocess_pred, then string_match_all (niah, vt, cwe,
 // fwe) or string_match_part (qa) per example; the task's number is round(mean * 100, 2).
+// `pipeline: kvpress` runs kvpress's protocol instead (evaluation/evaluate.py + pipeline.py): the
+// sample split as its create_huggingface_dataset.py splits RULER's input (context / question /
+// answer prefix), the context prefilled and compressed by the policy, the question + "\n" (or the
+// chat template's suffix) + answer prefix fed after it without compression, greedy until the
+// generation config's EOS; `query_aware` appends the question to the context before compression.
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <iostream>
+#include <limits>
 
 #include "datasets/data_root.hpp"
 #include "datasets/jsonl_reader.hpp"
@@ -17,6 +24,7 @@
 #include "datasets/ruler/ruler_generator.hpp"
 #include "metrics/ruler_metrics.hpp"
 #include "tasks/engines/generation_engine.hpp"
+#include "tasks/kvpress_prompt.hpp"
 #include "tasks/shared_params.hpp"
 #include "tasks/task_registry.hpp"
 
@@ -29,6 +37,7 @@ namespace ruler = datasets::ruler;
 struct RulerItem {
   std::string id;
   std::string input, answer_prefix;
+  std::optional<std::pair<std::string, std::string>> kvpress_split;  // kvpress rows: context, question
   std::vector<std::string> outputs;
   std::optional<int64_t> max_new_tokens;  // kvpress rows carry their own
   nlohmann::json fields = nlohmann::json::object();
@@ -43,6 +52,29 @@ void check_fields(const datasets::JsonRecord& r, const std::vector<std::string>&
   for (const auto& [key, value] : r.value.items())
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end())
       throw r.field_error(key, "not a field of " + format);
+}
+
+// create_huggingface_dataset.py's split of RULER's input + answer prefix: the question starts at
+// the last match of the task family's question pattern, the answer prefix at the first match of
+// its answer pattern after it. {context, question, answer_prefix}.
+std::array<std::string, 3> kvpress_split(const std::string& task, const std::string& text) {
+  const std::string family = task.substr(0, task.find('_'));
+  std::vector<std::string> question_starts;
+  if (family == "niah") question_starts = {"What is the special magic", "What are all the special magic"};
+  else if (family == "vt") question_starts = {"Question: Find all variables that are assigned the value"};
+  else if (family == "cwe") question_starts = {"Question: What are the 10 most common words in the above list?"};
+  else if (family == "fwe") question_starts = {"Question: Do not provide any explanation."};
+  else question_starts = {"Answer the question based on the given documents."};
+  std::size_t at = std::string::npos;
+  for (const std::string& q : question_starts) {
+    const std::size_t found = text.rfind(q);
+    if (found != std::string::npos && (at == std::string::npos || found > at)) at = found;
+  }
+  if (at == std::string::npos) throw std::invalid_argument("ruler/" + task + ": kvpress finds no question in the sample");
+  const std::string qa = text.substr(at);
+  const std::size_t answer = qa.find(family == "niah" ? "The special magic" : "Answer:");
+  if (answer == std::string::npos) throw std::invalid_argument("ruler/" + task + ": kvpress finds no answer prefix in the sample");
+  return {text.substr(0, at), qa.substr(0, answer), qa.substr(answer)};
 }
 
 class RulerTask : public Task {
@@ -79,8 +111,12 @@ class RulerTask : public Task {
             Param::text("squad_file", nullptr, "qa_1: SQuAD v2.0 dev (default: ruler/squad.json in the data root)"),
             Param::text("hotpotqa_file", nullptr, "qa_2: HotpotQA dev distractor (default: ruler/hotpotqa.json in the data root)"),
             Param::texts("stop_words", nlohmann::json::array(), "call_api.py --stop_words: the prediction is cut before each"),
-            Param::choice("postprocess", "ruler", {"ruler", "kvpress"},
-                          "RULER's postprocess_pred (control characters -> newlines) or kvpress's (deleted)"),
+            Param::choice("pipeline", "ruler", {"ruler", "kvpress"},
+                          "RULER's call_api.py (one prompt) or kvpress's protocol (the context compressed, the question after)"),
+            chat_template_param("kvpress pipeline: the chat template pipeline.py applies (none: BOS + context, \"\\n\" after the question)"),
+            Param::flag("query_aware", false, "kvpress pipeline: the question is appended to the context before compression"),
+            Param::choice("postprocess", nullptr, {"ruler", "kvpress"},
+                          "RULER's postprocess_pred (control characters -> newlines) or kvpress's (deleted); default: the pipeline's"),
             record_prompts_param()};
   }
 
@@ -89,6 +125,9 @@ class RulerTask : public Task {
     for (const char* key : {"num_samples", "random_seed", "model_template_type", "remove_newline_tab", "max_seq_length"})
       if (!generating && p.contains(key))
         throw std::invalid_argument(std::string("ruler: task_params.") + key + " shapes generated samples; data_file gives them ready-made");
+    if (p.value("pipeline", "ruler") != "kvpress")
+      for (const char* key : {"chat_template", "query_aware"})
+        if (p.contains(key)) throw std::invalid_argument(std::string("ruler: task_params.") + key + " is read by the kvpress pipeline only");
     const std::string dataset = config_.generator == ruler::Generator::qa ? config_.args.at("dataset").get<std::string>() : "";
     if (p.contains("squad_file") && dataset != "squad") throw std::invalid_argument("ruler: squad_file is read by qa_1 only");
     if (p.contains("hotpotqa_file") && dataset != "hotpotqa") throw std::invalid_argument("ruler: hotpotqa_file is read by qa_2 only");
@@ -106,7 +145,9 @@ class RulerTask : public Task {
   TaskOutput run(const TaskContext& ctx) const override {
     const std::vector<RulerItem> items = ctx.given("data_file") ? read_file(ctx) : generate(ctx);
     const std::string metric = ruler::constants(config_.generator).metric;
-    const auto post = ctx.param<std::string>("postprocess") == "kvpress" ? metrics::RulerPostprocess::kvpress : metrics::RulerPostprocess::ruler;
+    const std::string pipeline = ctx.param<std::string>("pipeline");
+    const auto post = ctx.param_or<std::string>("postprocess", pipeline) == "kvpress" ? metrics::RulerPostprocess::kvpress
+                                                                                      : metrics::RulerPostprocess::ruler;
     ExampleLoop loop(ctx, static_cast<int64_t>(items.size()));
     std::vector<double> values;
     int64_t nulls = 0;
@@ -116,27 +157,46 @@ class RulerTask : public Task {
       DecodingSettings dec;
       dec.max_new_tokens = ctx.param_or<int64_t>("tokens_to_generate", item.max_new_tokens.value_or(ruler::constants(config_.generator).tokens_to_generate));
       dec.stop_strings = ctx.param<std::vector<std::string>>("stop_words");
-      const std::string prompt = item.input + item.answer_prefix;
-      const std::vector<int64_t> ids = encode_prompt(ctx, prompt);
-      if (!warned_past_context && static_cast<int64_t>(ids.size()) + dec.max_new_tokens > ctx.max_context()) {
-        std::cerr << "warning: ruler/" << config_.name << ": sample " << item.id << " needs " << ids.size() << " prompt + "
+      std::string prompt;
+      std::vector<int64_t> ids, question_ids;
+      if (pipeline == "kvpress") {
+        auto [context, question, answer_prefix] = item.kvpress_split
+                                                      ? std::array<std::string, 3>{item.kvpress_split->first, item.kvpress_split->second, item.answer_prefix}
+                                                      : kvpress_split(config_.name, item.input + item.answer_prefix);
+        if (ctx.param<bool>("query_aware")) context += question, question.clear();
+        const KvpressParts parts = kvpress_parts(context, question, answer_prefix, ctx.param<std::string>("chat_template"), *ctx.tokenizer);
+        KvpressIds kv = kvpress_ids(*ctx.tokenizer, parts, std::numeric_limits<int64_t>::max());
+        ids = std::move(kv.context);
+        question_ids = std::move(kv.question);
+        prompt = parts.context + parts.question;
+        if (!dec.stop_strings.empty()) throw std::invalid_argument("ruler: stop_words are call_api.py's; the kvpress pipeline stops at EOS only");
+        dec.stop_token_ids.assign(ctx.tokenizer->stop_ids().begin(), ctx.tokenizer->stop_ids().end());  // generation_config's eos_token_id
+      } else {
+        prompt = item.input + item.answer_prefix;
+        ids = encode_prompt(ctx, prompt);
+      }
+      const int64_t prompt_tokens = static_cast<int64_t>(ids.size() + question_ids.size());
+      if (!warned_past_context && prompt_tokens + dec.max_new_tokens > ctx.max_context()) {
+        std::cerr << "warning: ruler/" << config_.name << ": sample " << item.id << " needs " << prompt_tokens << " prompt + "
                   << dec.max_new_tokens << " generated tokens, past the model's trained context of " << ctx.max_context()
                   << " (RULER does not truncate; its scores there are the model's)\n";
         warned_past_context = true;
       }
-      const Completion out = complete(ctx, ids, dec);
+      const Completion out = pipeline == "kvpress" ? complete_after_context(ctx, ids, question_ids, dec) : complete(ctx, ids, dec);
       const std::string pred = metrics::ruler_postprocess(out.text, post);
       const double v = metric == "string_match_part" ? metrics::ruler_string_match_part(pred, item.outputs)
                                                      : metrics::ruler_string_match_all(pred, item.outputs);
       values.push_back(v);
       nulls += pred.empty() ? 1 : 0;
-      loop.record({item.id, static_cast<int64_t>(ids.size()), out.text, item.outputs, {{metric, v}}, item.fields, prompt});
+      loop.record({item.id, prompt_tokens, out.text, item.outputs, {{metric, v}}, item.fields, prompt});
     }
     return loop.finish({{"string_match", values.empty() ? nlohmann::json(nullptr) : nlohmann::json(metrics::ruler_task_score(values))},
                         {metric, loop.mean(metric)},
                         {"nulls", nulls},
-                        {"samples", values.size()}},
-                       {{"max_seq_length", ctx.given("data_file") ? nlohmann::json(nullptr) : nlohmann::json(max_seq_length(ctx))}});
+                        {"samples", values.size()},
+                        {"prefills", values.size()}},  // one context, one question each: RULER's samples never share one
+                       {{"max_seq_length", ctx.given("data_file") ? nlohmann::json(nullptr) : nlohmann::json(max_seq_length(ctx))},
+                        {"postprocess", post == metrics::RulerPostprocess::kvpress ? "kvpress" : "ruler"}});
   }
 
  private:
@@ -171,7 +231,7 @@ class RulerTask : public Task {
     for (ruler::Sample& s : ruler::generate(request, count, data)) {
       nlohmann::json fields = {{"length", s.length}};
       if (s.token_position_answer) fields["token_position_answer"] = *s.token_position_answer;
-      items.push_back({std::to_string(i++), std::move(s.input), std::move(s.answer_prefix), std::move(s.outputs), std::nullopt, fields});
+      items.push_back({std::to_string(i++), std::move(s.input), std::move(s.answer_prefix), std::nullopt, std::move(s.outputs), std::nullopt, fields});
     }
     return items;
   }
@@ -190,6 +250,7 @@ class RulerTask : public Task {
         check_fields(r, kKvpressFields, "kvpress's RULER dataset");
         if (r.has("task") && r.string_field("task") != config_.name) return true;
         item.input = r.string_field("context") + r.string_field("question");
+        item.kvpress_split = std::make_pair(r.string_field("context"), r.string_field("question"));
         item.answer_prefix = r.string_field("answer_prefix");
         item.outputs = r.string_list_field("answer");
         if (r.has("max_new_tokens")) item.max_new_tokens = r.int_field("max_new_tokens");

@@ -82,10 +82,10 @@ TEST(ModelChatTemplate, KvcacheFactoryAndKvpressPipelinesAcceptModelWithOneBos) 
   EXPECT_LT(kp["examples"][0]["prompt"].get<std::string>().size(), context.size());
   const auto records = datasets::read_jsonl(shared_data("longbench/qasper.jsonl"), 1);
   const nlohmann::json prompts = nlohmann::json::parse(read_file(shared_data("longbench_ref/dataset2prompt.json")));
-  const longbench::KvpressParts parts = longbench::kvpress_parts("qasper", prompts["qasper"], records[0], "model", tok);
+  const KvpressParts parts = longbench::kvpress_parts("qasper", prompts["qasper"], records[0], "model", tok);
   EXPECT_EQ(parts.context, context);
   EXPECT_TRUE(parts.context_has_bos);
-  const longbench::KvpressIds ids = longbench::kvpress_ids(tok, parts, 100000);
+  const KvpressIds ids = kvpress_ids(tok, parts, 100000);
   ASSERT_GE(ids.context.size(), 2u);
   EXPECT_EQ(ids.context[0], tok.bos_id());
   EXPECT_NE(ids.context[1], tok.bos_id());  // no second BOS

@@ -229,14 +229,14 @@ TEST(LongBenchKvpress, ContextAndQuestionEqualKvpresssPipeline) {
     const std::string subset = row["subset"];
     const auto records = datasets::read_jsonl(longbench_file(subset), 2);
     const auto& record = records.at(row["example"].get<size_t>());
-    const longbench::KvpressParts parts =
+    const KvpressParts parts =
         longbench::kvpress_parts(subset, longbench_prompts()[subset].get<std::string>(), record, "none", tokenizer());
     // pipeline.py tokenises bos_token + context: the text after "<s>" is the context.
     const std::string context_text = "<s>" + parts.context;
     EXPECT_EQ(datasets::sha256_hex(context_text), row["context_text_sha256"]) << subset;
     EXPECT_EQ(code_point_prefix(context_text, 300), row["context_text_head"]) << subset;
     EXPECT_EQ(parts.question, row["question_text"]) << subset;
-    const longbench::KvpressIds ids = longbench::kvpress_ids(tokenizer(), parts, row["max_context_length"]);
+    const KvpressIds ids = kvpress_ids(tokenizer(), parts, row["max_context_length"]);
     EXPECT_EQ(ids.context, ids_of(row["context_ids"])) << subset;
     EXPECT_EQ(ids.question, ids_of(row["question_ids"])) << subset;
     EXPECT_EQ(longbench_maxlens()[subset].get<int64_t>() + longbench::kKvpressExtraNewTokens, row["max_new_tokens"]) << subset;

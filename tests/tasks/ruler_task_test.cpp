@@ -117,5 +117,27 @@ TEST(RulerTask, ParametersThatDoNothingAreRefused) {
             std::string::npos);
 }
 
+// kvpress's protocol: the sample split as kvpress's create_huggingface_dataset.py splits RULER's
+// input (the question starts at "What is the special magic", the answer prefix at "The special
+// magic", so the space between them ends the question), then pipeline.py's assembly without a chat
+// template: BOS + context compressed, question + "\n" + answer prefix after it. query_aware moves
+// the question into the compressed part: the same text, cut elsewhere.
+TEST(RulerTask, KvpressPipelineSplitsTheSampleAsKvpressDoes) {
+  const nlohmann::json expected = first_recorded("stories260K/1024/niah_single_1.jsonl");
+  const std::string answer_prefix = expected["answer_prefix"];
+  ASSERT_EQ(answer_prefix.substr(0, 1), " ");
+  const std::string kvpress_prompt = expected["input"].get<std::string>() + " \n" + answer_prefix.substr(1);
+  nlohmann::json params = {{"max_seq_length", 1024}, {"record_prompts", true}, {"pipeline", "kvpress"}};
+  const nlohmann::json r = run_task({{"task", "ruler/niah_single_1"}, {"limit", 1}, {"policy", "knorm"}, {"budget", "256"}, {"task_params", params}});
+  EXPECT_EQ(r["examples"][0]["prompt"].get<std::string>(), kvpress_prompt);
+  EXPECT_EQ(r["metrics"]["prefills"], 1);
+  EXPECT_EQ(r["settings"]["resolved"]["postprocess"], "kvpress");
+  params["query_aware"] = true;
+  const nlohmann::json q = run_task({{"task", "ruler/niah_single_1"}, {"limit", 1}, {"policy", "knorm"}, {"budget", "256"}, {"task_params", params}});
+  EXPECT_EQ(q["examples"][0]["prompt"].get<std::string>(), kvpress_prompt);
+  EXPECT_NE(error_of([] { run_task({{"task", "ruler/fwe"}, {"task_params", {{"query_aware", true}}}}); }).find("kvpress pipeline only"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace kvbench::tasks

@@ -1,0 +1,33 @@
+#pragma once
+// kvpress's prompt assembly (kvpress/pipeline.py KVPressTextGenerationPipeline.preprocess), for
+// every task run the kvpress way: the context is what the policy compresses; each question, with
+// a suffix and the answer prefix, is fed after the compression. Without a chat template the
+// context is BOS + context and the suffix "\n"; with one, the template is applied to
+// context + a separator and split there (the part after the separator is the suffix).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tokenizers/tokenizer.hpp"
+
+namespace kvbench::tasks {
+
+struct KvpressParts {
+  std::string context;   // what the policy compresses (BOS added when tokenised)
+  std::string question;  // question + suffix + answer prefix, fed after the compression
+  bool context_has_bos = false;  // the model's own template wrote BOS into the context text
+};
+// `chat_template` "none", a named template, or "model" (the tokenizer's own).
+KvpressParts kvpress_parts(const std::string& context, const std::string& question, const std::string& answer_prefix,
+                           const std::string& chat_template, const models::Tokenizer& tokenizer);
+
+struct KvpressIds {
+  std::vector<int64_t> context;   // BOS + context (BOS added unless the text has it), cut from the right
+  std::vector<int64_t> question;  // no BOS
+  int64_t original_context_tokens = 0;
+  bool truncated = false;
+};
+// The context cut to max_context_length tokens from the right, as pipeline.py does.
+KvpressIds kvpress_ids(const models::Tokenizer& tokenizer, const KvpressParts& parts, int64_t max_context_length);
+
+}  // namespace kvbench::tasks
