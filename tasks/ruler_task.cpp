@@ -77,9 +77,16 @@ std::array<std::string, 3> kvpress_split(const std::string& task, const std::str
   return {text.substr(0, at), qa.substr(0, answer), qa.substr(answer)};
 }
 
+std::vector<std::string> ruler_members() {
+  std::vector<std::string> names;
+  for (const auto& t : ruler::tasks()) names.push_back(t.name);
+  return names;
+}
+
 class RulerTask : public Task {
  public:
-  explicit RulerTask(std::string member) : config_(ruler::task(member)) {}
+  // `within_all`: one task of ruler/all, whose data_file must say each row's task.
+  explicit RulerTask(const std::string& member, bool within_all = false) : config_(ruler::task(member)), within_all_(within_all) {}
 
   nlohmann::json settings() const override {
     const ruler::GeneratorConstants& c = ruler::constants(config_.generator);
@@ -242,12 +249,14 @@ class RulerTask : public Task {
     datasets::for_each_jsonl(data_files(ctx).front(), [&](const datasets::JsonRecord& r) {
       RulerItem item;
       if (r.has("input")) {  // RULER's manifest (older ones keep the answer prefix inside input)
+        if (within_all_) throw r.error("ruler/all: a RULER manifest holds one task; run ruler/<task> with it");
         check_fields(r, kManifestFields, "a RULER manifest");
         item.input = r.string_field("input");
         item.answer_prefix = r.string_field_or("answer_prefix", "");
         item.outputs = r.string_list_field("outputs");
       } else if (r.has("context")) {  // kvpress's RULER dataset: every task in one file
         check_fields(r, kKvpressFields, "kvpress's RULER dataset");
+        if (within_all_ && !r.has("task")) throw r.error("ruler/all: a row without 'task' (run one task for a single-task file)");
         if (r.has("task") && r.string_field("task") != config_.name) return true;
         item.input = r.string_field("context") + r.string_field("question");
         item.kvpress_split = std::make_pair(r.string_field("context"), r.string_field("question"));
@@ -268,16 +277,76 @@ class RulerTask : public Task {
   }
 
   const ruler::TaskConfig& config_;
+  bool within_all_ = false;
 };
 
-std::vector<std::string> ruler_members() {
-  std::vector<std::string> names;
-  for (const auto& t : ruler::tasks()) names.push_back(t.name);
-  return names;
+// ruler/all: the chosen tasks one after another with the same parameters; `average` is the mean
+// of their string_match scores (RULER's and kvpress's leaderboard number).
+class RulerAllTask : public Task {
+ public:
+  nlohmann::json settings() const override {
+    nlohmann::json s = RulerTask("niah_single_1").settings();
+    s.erase("config"), s.erase("template"), s.erase("answer_prefix"), s.erase("source");
+    s["source"] = "NVIDIA/RULER @ c3f5e3b4 scripts/synthetic.yaml";
+    s["metric"] = "per task string_match (RULER's evaluate.py); average = mean over the tasks run";
+    return s;
+  }
+  params::Params parameters() const override {
+    params::Params declared = RulerTask("niah_single_1").parameters();
+    declared.push_back(params::Param::texts("tasks", ruler_members(), "the RULER tasks run, in order"));
+    return declared;
+  }
+  void check_params(const nlohmann::json& p) const override {
+    nlohmann::json single = p;
+    single.erase("tasks"), single.erase("squad_file"), single.erase("hotpotqa_file");
+    RulerTask("niah_single_1").check_params(single);
+  }
+  std::vector<std::string> data_files(const TaskContext& ctx) const override {
+    std::vector<std::string> files;
+    for (const auto& t : names(ctx))
+      for (const auto& f : RulerTask(t, true).data_files(ctx))
+        if (std::find(files.begin(), files.end(), f) == files.end()) files.push_back(f);
+    return files;
+  }
+  TaskOutput run(const TaskContext& ctx) const override {
+    TaskOutput out;
+    out.resolved = nlohmann::json::object();
+    double sum = 0;
+    const auto tasks = names(ctx);
+    for (const auto& t : tasks) {
+      TaskOutput r = RulerTask(t, true).run(ctx);
+      sum += r.metrics["string_match"].get<double>();
+      out.metrics[t] = std::move(r.metrics);
+      out.resolved[t] = std::move(r.resolved);
+      for (auto& e : r.examples) {
+        e["task"] = t;
+        out.examples.push_back(std::move(e));
+      }
+    }
+    out.metrics["average"] = sum / static_cast<double>(tasks.size());
+    return out;
+  }
+
+ private:
+  static std::vector<std::string> names(const TaskContext& ctx) {
+    const auto names = ctx.param<std::vector<std::string>>("tasks");
+    if (names.empty()) throw std::invalid_argument("ruler/all: task_params.tasks is empty");
+    for (const auto& n : names) ruler::task(n);  // throws naming the known tasks
+    return names;
+  }
+};
+
+std::vector<std::string> ruler_family_members() {
+  std::vector<std::string> m = ruler_members();
+  m.push_back("all");
+  return m;
 }
 
 const TaskRegistration ruler_family({"ruler/", "NVIDIA RULER's 13 synthetic tasks (prepare.py's samples, evaluate.py's scores)",
-                                     ruler_members(), [](const std::string& member) { return std::make_unique<RulerTask>(member); }});
+                                     ruler_family_members(), [](const std::string& member) -> std::unique_ptr<Task> {
+                                       if (member == "all") return std::make_unique<RulerAllTask>();
+                                       return std::make_unique<RulerTask>(member);
+                                     }});
 
 }  // namespace
 }  // namespace kvbench::tasks
