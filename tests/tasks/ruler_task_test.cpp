@@ -139,5 +139,21 @@ TEST(RulerTask, KvpressPipelineSplitsTheSampleAsKvpressDoes) {
             std::string::npos);
 }
 
+// ruler/all: the chosen tasks in order, each example tagged with its task, `average` the mean of
+// their string_match; a file without the task of each row is refused there.
+TEST(RulerTask, AllRunsTheChosenTasksAndAveragesTheirScores) {
+  const nlohmann::json r = run_task({{"task", "ruler/all"}, {"limit", 1},
+                                     {"task_params", {{"max_seq_length", 1024}, {"tasks", {"niah_multikey_3", "fwe"}}}}});
+  ASSERT_EQ(r["examples"].size(), 2u);
+  EXPECT_EQ(r["examples"][0]["task"], "niah_multikey_3");
+  EXPECT_EQ(r["examples"][1]["task"], "fwe");
+  const double a = r["metrics"]["niah_multikey_3"]["string_match"], b = r["metrics"]["fwe"]["string_match"];
+  EXPECT_EQ(r["metrics"]["average"].get<double>(), (a + b) / 2);
+  const std::string manifest = fixture("ruler/stories260K/1024/niah_single_1.jsonl");
+  EXPECT_NE(error_of([&] { run_task({{"task", "ruler/all"}, {"task_params", {{"data_file", manifest}, {"tasks", {"niah_single_1"}}}}}); })
+                .find("ruler/all: a RULER manifest holds one task"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace kvbench::tasks
