@@ -87,26 +87,7 @@ std::vector<Sample> generate_common_words(GeneratorRun& run) {
   const int64_t num_words = largest_fitting(incremental, std::max(estimated, incremental * 2), [&](int64_t mid) {
                               return run.count_tokens(cwe.make(mid).first) + run.tokens_to_generate <= max_seq_length;
                             }).value_or(incremental);
-  std::vector<Sample> samples;
-  for (int64_t index = 0; index < run.request.num_samples; ++index) {
-    std::pair<std::string, std::vector<std::string>> made;
-    int64_t length = 0;
-    fit_sample(run, max_seq_length, num_words, incremental, [&](int64_t used) {
-      made = cwe.make(used);
-      length = run.count_tokens(made.first) + run.tokens_to_generate;
-      return length <= max_seq_length;
-    });
-    std::string input = made.first;
-    if (run.request.remove_newline_tab) input = remove_newline_tab(input);
-    Sample s;
-    s.index = index;
-    std::tie(s.input, s.answer_prefix) = split_answer_prefix(input, constants(Generator::common_words_extraction).answer_prefix);
-    s.outputs = made.second;
-    s.length = length;
-    s.length_w_model_temp = length;
-    samples.push_back(std::move(s));
-  }
-  return samples;
+  return draw_samples(run, num_words, incremental, [&](int64_t, int64_t n) { return cwe.make(n); });
 }
 
 }  // namespace kvbench::datasets::ruler

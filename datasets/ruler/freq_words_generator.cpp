@@ -50,12 +50,12 @@ struct FreqWords {
 
   // generate_input_output: a new vocabulary, then the word count that fits max_len (grown from
   // max_len / 6 when num_words <= 0, else shrunk from num_words).
-  struct Made {
+  struct Drawn {
     std::string text;
     std::vector<std::string> answer;
     int64_t num_words;
   };
-  Made make(int64_t max_len, int64_t num_words, std::size_t vocab_size, int64_t incremental) {
+  Drawn make(int64_t max_len, int64_t num_words, std::size_t vocab_size, int64_t incremental) {
     std::vector<std::string> vocab;
     for (std::size_t i = 0; i < vocab_size; ++i) vocab.push_back(coded_word());
     while (std::set<std::string>(vocab.begin(), vocab.end()).size() < vocab_size) vocab.push_back(coded_word());
@@ -91,16 +91,7 @@ std::vector<Sample> generate_freq_words(GeneratorRun& run) {
   std::vector<Sample> samples;
   for (int64_t index = 0; index < run.request.num_samples; ++index) {
     const auto made = fwe.make(max_len, num_words, vocab_size, incremental);
-    const int64_t length = run.count_tokens(made.text) + run.tokens_to_generate;
-    std::string input = made.text;
-    if (run.request.remove_newline_tab) input = remove_newline_tab(input);
-    Sample s;
-    s.index = index;
-    std::tie(s.input, s.answer_prefix) = split_answer_prefix(input, constants(Generator::freq_words_extraction).answer_prefix);
-    s.outputs = made.answer;
-    s.length = length;
-    s.length_w_model_temp = length;
-    samples.push_back(std::move(s));
+    samples.push_back(finish_sample(run, index, made.text, made.answer, run.count_tokens(made.text) + run.tokens_to_generate));
   }
   return samples;
 }

@@ -38,6 +38,29 @@ constexpr int kMaxRetriesAtFloor = 1000;
 void fit_sample(const GeneratorRun& run, int64_t max_seq_length, int64_t size, int64_t incremental,
                 const std::function<bool(int64_t)>& attempt);
 
+// A prompt (the answer prefix still in it) and its answers.
+using Made = std::pair<std::string, std::vector<std::string>>;
+
+// niah.py, qa.py, variable_tracking.py: tokens per haystack unit from one draw of `incremental`
+// units, 3x that as the upper bound, then the binary search for the largest haystack whose prompt
+// plus `reserved` tokens fits max_seq_length (`incremental` when none does).
+int64_t search_haystack(const GeneratorRun& run, int64_t incremental, int64_t max_seq_length, int64_t reserved,
+                        const std::function<std::string(int64_t)>& prompt_of);
+
+// One manifest record: --remove_newline_tab, then the answer prefix cut off (index = the sample's
+// number; niah overwrites it).
+Sample finish_sample(const GeneratorRun& run, int64_t index, const std::string& input, std::vector<std::string> outputs,
+                     int64_t length);
+
+// The samples of niah.py, cwe and qa.py: each the largest haystack from `size` down that fits
+// (fit_sample), `make(index, size)` drawing it, finished as above.
+std::vector<Sample> draw_samples(GeneratorRun& run, int64_t size, int64_t incremental,
+                                 const std::function<Made(int64_t index, int64_t size)>& make);
+
+// niah.py / variable_tracking.py's essay haystack: `items` put between the sentences at depths
+// drawn from depths() (one random.sample), everything joined with spaces.
+std::string insert_at_depths(PythonRandom& random, const std::vector<std::string>& sentences, const std::vector<std::string>& items);
+
 // --remove_newline_tab: ' '.join(text.replace('\n', ' ').replace('\t', ' ').strip().split()).
 std::string remove_newline_tab(const std::string& text);
 

@@ -91,19 +91,7 @@ struct Niah {
         if (i) text += ' ';
         text += haystack[i % haystack.size()];
       }
-      const std::vector<std::string> sents = run.data.punkt().tokenize(metrics::python_strip(text));
-      std::vector<std::size_t> positions;
-      for (std::size_t d : run.random.sample_indices(depths().size(), needles.size()))
-        positions.push_back(static_cast<std::size_t>(static_cast<double>(sents.size()) * (depths()[d] / 100.0)));
-      std::sort(positions.begin(), positions.end());
-      positions.insert(positions.begin(), 0);
-      positions.push_back(sents.size());
-      std::vector<std::string> parts;
-      for (std::size_t i = 1; i < positions.size(); ++i) {
-        parts.push_back(join(sents, " ", positions[i - 1], std::max(positions[i - 1], positions[i])));
-        if (i - 1 < needles.size()) parts.push_back(needles[i - 1]);
-      }
-      context = join(parts, " ", 0, parts.size());
+      context = insert_at_depths(run.random, run.data.punkt().tokenize(metrics::python_strip(text)), needles);
     } else {
       std::vector<std::string> sentences;
       if (type_haystack == "noise") {
@@ -148,33 +136,12 @@ std::vector<Sample> generate_niah(GeneratorRun& run) {
   const int64_t max_seq_length = run.request.max_seq_length;
   int64_t incremental = niah.type_haystack == "essay" ? 500 : 25;
   if (niah.type_haystack != "essay" && max_seq_length < 4096) incremental = 5;
-
-  // Tokens per haystack unit from one draw, a 3x upper bound, then the binary search.
-  const double tokens_per_haystack = static_cast<double>(run.count_tokens(niah.make(incremental).first)) / static_cast<double>(incremental);
-  const auto estimated = static_cast<int64_t>((static_cast<double>(max_seq_length) / tokens_per_haystack) * 3);
-  const int64_t num_haystack = largest_fitting(incremental, std::max(estimated, incremental * 2), [&](int64_t mid) {
-                                 return run.count_tokens(niah.make(mid).first) + run.tokens_to_generate <= max_seq_length;
-                               }).value_or(incremental);
-
-  std::vector<Sample> samples;
-  for (int64_t index = 0; index < run.request.num_samples; ++index) {
-    std::pair<std::string, std::vector<std::string>> made;
-    int64_t length = 0;
-    fit_sample(run, max_seq_length, num_haystack, incremental, [&](int64_t used) {
-      made = niah.make(used);
-      length = run.count_tokens(made.first) + run.tokens_to_generate;
-      return length <= max_seq_length;
-    });
-    std::string input = made.first;
-    if (run.request.remove_newline_tab) input = remove_newline_tab(input);
-    Sample s;
-    std::tie(s.input, s.answer_prefix) = split_answer_prefix(input, constants(Generator::niah).answer_prefix);
-    s.index = code_point_find(s.input, made.second.front());
-    s.outputs = made.second;
-    s.length = length;
-    s.length_w_model_temp = length;
+  const int64_t num_haystack = search_haystack(run, incremental, max_seq_length, run.tokens_to_generate,
+                                               [&](int64_t n) { return niah.make(n).first; });
+  std::vector<Sample> samples = draw_samples(run, num_haystack, incremental, [&](int64_t, int64_t n) { return niah.make(n); });
+  for (Sample& s : samples) {  // niah.py's record: "index" is where the first answer stands
+    s.index = code_point_find(s.input, s.outputs.front());
     s.token_position_answer = run.count_tokens(code_point_prefix(s.input, s.index));
-    samples.push_back(std::move(s));
   }
   return samples;
 }

@@ -58,31 +58,10 @@ std::vector<Sample> generate_qa(GeneratorRun& run) {
   Qa qa(run);
   const int64_t max_seq_length = run.request.max_seq_length;
   const int64_t incremental = 10;
-  const double tokens_per_doc = static_cast<double>(run.count_tokens(qa.make(0, incremental).first)) / static_cast<double>(incremental);
-  const auto estimated = static_cast<int64_t>((static_cast<double>(max_seq_length) / tokens_per_doc) * 3);
-  const int64_t num_docs = largest_fitting(incremental, std::max(estimated, incremental * 2), [&](int64_t mid) {
-                             return run.count_tokens(qa.make(0, mid).first) + run.tokens_to_generate <= max_seq_length;
-                           }).value_or(incremental);
-  std::vector<Sample> samples;
-  for (int64_t index = 0; index < run.request.num_samples; ++index) {
-    std::pair<std::string, std::vector<std::string>> made;
-    int64_t length = 0;
-    fit_sample(run, max_seq_length, num_docs, incremental, [&](int64_t used) {
-      made = qa.make(static_cast<std::size_t>(index), used);
-      length = run.count_tokens(made.first) + run.tokens_to_generate;
-      return length <= max_seq_length;
-    });
-    std::string input = made.first;
-    if (run.request.remove_newline_tab) input = remove_newline_tab(input);
-    Sample s;
-    s.index = index;
-    std::tie(s.input, s.answer_prefix) = split_answer_prefix(input, constants(Generator::qa).answer_prefix);
-    s.outputs = made.second;
-    s.length = length;
-    s.length_w_model_temp = length;
-    samples.push_back(std::move(s));
-  }
-  return samples;
+  const int64_t num_docs = search_haystack(run, incremental, max_seq_length, run.tokens_to_generate,
+                                           [&](int64_t n) { return qa.make(0, n).first; });
+  return draw_samples(run, num_docs, incremental,
+                      [&](int64_t index, int64_t n) { return qa.make(static_cast<std::size_t>(index), n); });
 }
 
 }  // namespace kvbench::datasets::ruler

@@ -1,6 +1,7 @@
 #include "datasets/ruler/ruler_generator.hpp"
 
 #include <cmath>
+#include <algorithm>
 #include <cstdio>
 #include <stdexcept>
 
@@ -84,6 +85,65 @@ void fit_sample(const GeneratorRun& run, int64_t max_seq_length, int64_t size, i
                                   " draws (" + last_failure + "); RULER's script would retry forever");
     }
   }
+}
+
+int64_t search_haystack(const GeneratorRun& run, int64_t incremental, int64_t max_seq_length, int64_t reserved,
+                        const std::function<std::string(int64_t)>& prompt_of) {
+  const double per_unit = static_cast<double>(run.count_tokens(prompt_of(incremental))) / static_cast<double>(incremental);
+  const auto estimated = static_cast<int64_t>((static_cast<double>(max_seq_length) / per_unit) * 3);
+  return largest_fitting(incremental, std::max(estimated, incremental * 2), [&](int64_t mid) {
+           return run.count_tokens(prompt_of(mid)) + reserved <= max_seq_length;
+         }).value_or(incremental);
+}
+
+Sample finish_sample(const GeneratorRun& run, int64_t index, const std::string& input, std::vector<std::string> outputs,
+                     int64_t length) {
+  Sample s;
+  s.index = index;
+  std::tie(s.input, s.answer_prefix) = split_answer_prefix(run.request.remove_newline_tab ? remove_newline_tab(input) : input,
+                                                           constants(run.config.generator).answer_prefix);
+  s.outputs = std::move(outputs);
+  s.length = length;
+  s.length_w_model_temp = length;
+  return s;
+}
+
+std::vector<Sample> draw_samples(GeneratorRun& run, int64_t size, int64_t incremental,
+                                 const std::function<Made(int64_t index, int64_t size)>& make) {
+  const int64_t max_seq_length = run.request.max_seq_length;
+  std::vector<Sample> samples;
+  for (int64_t index = 0; index < run.request.num_samples; ++index) {
+    Made made;
+    int64_t length = 0;
+    fit_sample(run, max_seq_length, size, incremental, [&](int64_t used) {
+      made = make(index, used);
+      length = run.count_tokens(made.first) + run.tokens_to_generate;
+      return length <= max_seq_length;
+    });
+    samples.push_back(finish_sample(run, index, made.first, std::move(made.second), length));
+  }
+  return samples;
+}
+
+std::string insert_at_depths(PythonRandom& random, const std::vector<std::string>& sentences, const std::vector<std::string>& items) {
+  std::vector<std::size_t> positions;
+  for (std::size_t d : random.sample_indices(depths().size(), items.size()))
+    positions.push_back(static_cast<std::size_t>(static_cast<double>(sentences.size()) * (depths()[d] / 100.0)));
+  std::sort(positions.begin(), positions.end());
+  positions.insert(positions.begin(), 0);
+  positions.push_back(sentences.size());
+  std::string out;
+  auto append = [&out, first = true](const std::string& part) mutable {
+    out += (first ? "" : " ") + part;
+    first = false;
+  };
+  for (std::size_t i = 1; i < positions.size(); ++i) {
+    std::string between;
+    for (std::size_t k = positions[i - 1]; k < positions[i]; ++k) between += (k > positions[i - 1] ? " " : "") + sentences[k];
+    append(between);
+    if (i - 1 < items.size()) append(items[i - 1]);
+  }
+  return out;
 }
 
 std::string remove_newline_tab(const std::string& text) { return metrics::python_collapse_ws(text); }

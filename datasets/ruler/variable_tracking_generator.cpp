@@ -100,20 +100,9 @@ struct VariableTracking {
       for (std::size_t i = 0; i < std::min(n, haystack.size()); ++i) text += (i ? " " : "") + haystack[i];
       const std::vector<std::string> sents = run.data.punkt().tokenize(metrics::python_strip(text));
       const std::vector<std::string> flat = interleave(c.chains);
-      std::vector<std::size_t> positions;
-      for (std::size_t d : run.random.sample_indices(depths().size(), flat.size()))
-        positions.push_back(static_cast<std::size_t>(static_cast<double>(sents.size()) * (depths()[d] / 100.0)));
-      std::sort(positions.begin(), positions.end());
-      positions.insert(positions.begin(), 0);
-      positions.push_back(sents.size());
-      std::vector<std::string> parts;
-      for (std::size_t i = 1; i < positions.size(); ++i) {
-        std::string part;
-        for (std::size_t s = positions[i - 1]; s < positions[i]; ++s) part += (s > positions[i - 1] ? " " : "") + sents[s];
-        parts.push_back(part);
-        if (i - 1 < flat.size()) parts.push_back(metrics::python_strip(flat[i - 1]) + ".");
-      }
-      for (std::size_t i = 0; i < parts.size(); ++i) context += (i ? " " : "") + parts[i];
+      std::vector<std::string> items;
+      for (const std::string& link : flat) items.push_back(metrics::python_strip(link) + ".");
+      context = insert_at_depths(run.random, sents, items);
     } else if (type_haystack == "noise") {
       std::vector<std::string> sentences(n, kNoise);
       for (const auto& chain : c.chains) {
@@ -154,11 +143,8 @@ struct VariableTracking {
       incremental = type_haystack == "essay" ? 50 : 5;
     }
     const int64_t example_tokens = example ? run.count_tokens(*example) : 0;
-    const double tokens_per_haystack = static_cast<double>(run.count_tokens(make(incremental, is_icl).first)) / static_cast<double>(incremental);
-    const auto estimated = static_cast<int64_t>((static_cast<double>(max_seq_length) / tokens_per_haystack) * 3);
-    const int64_t num_noises = largest_fitting(incremental, std::max(estimated, incremental * 2), [&](int64_t mid) {
-                                 return run.count_tokens(make(mid, is_icl).first) + example_tokens + tokens_to_generate <= max_seq_length;
-                               }).value_or(incremental);
+    const int64_t num_noises = search_haystack(run, incremental, max_seq_length, example_tokens + tokens_to_generate,
+                                               [&](int64_t n) { return make(n, is_icl).first; });
 
     const std::string cut_at = std::string(constants(Generator::variable_tracking).template_text).substr(0, 20);
     std::vector<Sample> out;
