@@ -99,6 +99,12 @@ niah_multiquery 4096
 qa_1 4096
 qa_2 8192
 LIST
+  # The QA haystacks' floor (10 documents) does not fit 1024 tokens: their second length is 8192.
+  for t in qa_1 qa_2; do
+    n=$t; [ $t = qa_1 ] && n=$QA1_NAME; [ $t = qa_2 ] && n=$QA2_NAME
+    echo "llama3 8192 $n $t 2 base 8192 hf $L3"
+    echo "qwen3 8192 $n $t 2 base 8192 hf $Q3"
+  done
   echo "llama3 4096_seed7 niah_single_2 niah_single_2 2 base 4096 hf $L3 --random_seed 7"
   echo "llama3 4096_seed7 $QA1_NAME qa_1 2 base 4096 hf $L3 --random_seed 7"
   echo "llama3 1024_meta-llama3 niah_multikey_1 niah_multikey_1 2 meta-llama3 1024 hf $L3"
