@@ -174,11 +174,9 @@ TEST(TableSpecErrors, CellJobsAreCheckedAsTheGridWould) {
   EXPECT_TRUE(contains(r.output, "\"other\"")) << r.output;
 }
 
-// The committed specs: all parse, name only kvbench's tasks and policies, and their paper
-// numbers are present exactly where the paper printed numbers.
+// The committed specs: all parse, name only kvbench's tasks and (registered) policies, and their
+// paper numbers are present exactly where the paper printed numbers.
 TEST(TableSpecs, CommittedSpecsAreValid) {
-  const std::set<std::string> policies = {"full", "local", "random", "streaming_llm", "h2o", "scissorhands", "tova",
-                                          "snapkv", "pyramidkv", "adakv", "buzz", "bumblebee", "roco", "kvec", "cascade"};
   const auto specs = harness::load_table_specs(table_testing::repo_dir() + "/results/tables");
   ASSERT_GE(specs.size(), 20u);
   std::set<std::string> ids;
@@ -188,12 +186,12 @@ TEST(TableSpecs, CommittedSpecsAreValid) {
       for (size_t c = 0; c < spec.columns.size(); ++c) {
         if (spec.is_aggregate_column(c)) continue;
         const json job = harness::cell_job(spec, r, c);
-        EXPECT_TRUE(policies.count(job["policy"])) << spec.path << ": " << job.dump();
         EXPECT_EQ(job.value("model", ""), "stories260K") << spec.path;
-        // Where this build has the policy / the task's family, the spec must name them right.
+        // The policy must be registered, its parameters valid, the task one this build knows.
         const std::string policy = job["policy"];
         bool registered = false;
         for (const auto& info : policies::registered_policies()) registered = registered || info.name == policy;
+        EXPECT_TRUE(registered) << spec.path << ": " << job.dump();
         if (registered) {
           EXPECT_NO_THROW(policies::resolved_params(policy, job.value("policy_params", json::object())))
               << spec.path << ": " << job.dump();
