@@ -27,6 +27,19 @@ TruncatedText truncate_middle(const models::Tokenizer& tokenizer, const std::str
   return out;
 }
 
+TruncatedText truncate_middle_v2(const models::Tokenizer& tokenizer, const std::string& prompt, int64_t max_length) {
+  check(max_length);
+  const std::vector<int> ids = tokenizer.encode(prompt, /*add_bos=*/true);
+  TruncatedText out{prompt, static_cast<int64_t>(ids.size()), false};
+  if (out.original_tokens <= max_length) return out;
+  const size_t head = static_cast<size_t>(max_length / 2), tail = static_cast<size_t>(max_length - max_length / 2);
+  std::vector<int> kept(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(head));
+  kept.insert(kept.end(), ids.end() - static_cast<std::ptrdiff_t>(tail), ids.end());
+  out.text = decode_range(tokenizer, kept, 0, kept.size());
+  out.truncated = true;
+  return out;
+}
+
 TruncatedText truncate_right(const models::Tokenizer& tokenizer, const std::string& prompt, int64_t max_length) {
   check(max_length);
   const std::vector<int> ids = tokenizer.encode(prompt, /*add_bos=*/true);

@@ -22,6 +22,11 @@ struct TruncatedText {
 // drops the leading space of the second half, as HF's does.
 TruncatedText truncate_middle(const models::Tokenizer& tokenizer, const std::string& prompt, int64_t max_length);
 
+// LongBench-v2 pred.py query_llm: ids = tokenizer.encode(prompt) (BOS included); if longer than
+// max_length, ids[:max_length//2] + ids[-max_length//2:] (Python's floor division: an odd
+// max_length gives the tail the extra token) decoded once, special tokens skipped.
+TruncatedText truncate_middle_v2(const models::Tokenizer& tokenizer, const std::string& prompt, int64_t max_length);
+
 // Keeps the first max_length tokens (BOS included) and decodes them (HELM's truncate_from_right).
 TruncatedText truncate_right(const models::Tokenizer& tokenizer, const std::string& prompt, int64_t max_length);
 

@@ -1,0 +1,61 @@
+// LongBench-v2's answer extraction and accuracies against pred.py's extract_answer and result.py,
+// run on 49 adversarial responses and three prediction files
+// (scripts/longbench_v2_reference/record.py).
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "metrics/longbench_v2.hpp"
+
+namespace kvbench::metrics {
+namespace {
+
+nlohmann::json golden() {
+  std::ifstream in(std::string(KVBENCH_TESTS_DIR) + "/fixtures/longbench_v2/reference_cases.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return nlohmann::json::parse(ss.str());
+}
+
+// Python's str() of round(x, 1): "6.2", "0.0", "100.0".
+std::string one_decimal(double v) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(1);
+  os << v;
+  return os.str();
+}
+
+TEST(LongBenchV2, ExtractsTheAnswerAsPredPy) {
+  for (const auto& c : golden()["extract"]) {
+    const std::optional<char> got = longbench_v2_extract_answer(c["response"].get<std::string>());
+    const nlohmann::json as_json = got ? nlohmann::json(std::string(1, *got)) : nlohmann::json(nullptr);
+    EXPECT_EQ(as_json, c["pred"]) << c["response"];
+  }
+}
+
+TEST(LongBenchV2, PrintsResultPysLine) {
+  for (const auto& f : golden()["result"]["files"]) {
+    std::vector<LongBenchV2Judged> items;
+    for (const auto& it : f["items"])
+      items.push_back({it["difficulty"], it["length"], it["judge"].get<bool>(), it["pred"].is_null()});
+    for (const bool compensated : {false, true}) {
+      const LongBenchV2Accuracy a = longbench_v2_accuracy(items, compensated);
+      std::string line = f["model_name"].get<std::string>();
+      for (const auto& v : {a.overall, a.easy, a.hard, a.short_, a.medium, a.long_}) line += "\t" + one_decimal(v.value());
+      EXPECT_EQ(line, f[compensated ? "line_compensated_true" : "line_compensated_false"].get<std::string>()) << f["file"];
+    }
+  }
+}
+
+TEST(LongBenchV2, AnEmptyBucketHasNoAccuracy) {
+  const LongBenchV2Accuracy a = longbench_v2_accuracy({{"easy", "short", true, false}}, false);
+  EXPECT_EQ(a.overall, 100.0);
+  EXPECT_FALSE(a.hard.has_value());  // result.py divides by zero here
+}
+
+}  // namespace
+}  // namespace kvbench::metrics
