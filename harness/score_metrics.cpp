@@ -13,6 +13,7 @@
 #include "metrics/aggregate.hpp"
 #include "metrics/bleu.hpp"
 #include "metrics/longbench_metrics.hpp"
+#include "metrics/longbench_v2.hpp"
 #include "metrics/meteor.hpp"
 #include "metrics/python_str.hpp"
 #include "metrics/qa.hpp"
@@ -20,6 +21,7 @@
 #include "metrics/rouge_score.hpp"
 #include "metrics/ruler_metrics.hpp"
 #include "metrics/self_bleu.hpp"
+#include "metrics/unicode.hpp"
 #include "tasks/scored_mean.hpp"
 
 namespace kvbench::harness {
@@ -355,6 +357,36 @@ class RulerMetric : public MetricScorer {
   json params_;
 };
 
+// LongBench-v2: per example 1.0 when extract_answer(prediction.strip()) is the reference letter,
+// else 0.0 (pred.py's judge); the aggregate is result.py's overall round(100 x, 1) and the mean.
+class LongBenchV2Metric : public MetricScorer {
+ public:
+  explicit LongBenchV2Metric(MetricParams& p) {
+    p.finish({});
+    params_ = p.resolved();
+  }
+  json params() const override { return params_; }
+  json score(const std::vector<ScoreExample>& examples, bool per_example) const override {
+    std::vector<metrics::LongBenchV2Judged> judged;
+    std::vector<double> values;
+    json per = json::array();
+    for (const auto& ex : examples) {
+      if (ex.references.size() != 1) throw ScoreLineError(ex.line, "longbench_v2: references must hold the one answer letter");
+      const std::optional<char> pred = metrics::longbench_v2_extract_answer(metrics::python_strip(ex.prediction));
+      const bool correct = pred && ex.references[0] == std::string(1, *pred);
+      judged.push_back({"easy", "short", correct, !pred});
+      values.push_back(correct ? 1.0 : 0.0);
+      if (per_example) per.push_back({{"score", values.back()}, {"pred", pred ? json(std::string(1, *pred)) : json(nullptr)}});
+    }
+    json out = {{"aggregate", {{"overall", *metrics::longbench_v2_accuracy(judged, false).overall}, {"mean", mean(values)}}}};
+    if (per_example) out["per_example"] = per;
+    return out;
+  }
+
+ private:
+  json params_;
+};
+
 // Self-BLEU per line of sentences; "score" is np.mean over the sentences (BUZZ's number).
 class SelfBleuMetric : public MetricScorer {
  public:
@@ -415,6 +447,7 @@ std::vector<std::string> score_metric_names() {
   std::vector<std::string> names = {"rouge",     "rouge_pltrdy", "bleu",     "meteor",
                                     "squad",     "best_subspan_em", "strict_em", "self_bleu"};
   for (const auto& f : longbench_functions()) names.push_back("longbench." + f);
+  names.push_back("longbench_v2");
   names.push_back("ruler.string_match_all");
   names.push_back("ruler.string_match_part");
   return names;
@@ -433,6 +466,7 @@ std::unique_ptr<MetricScorer> make_metric_scorer(const std::string& name,
   if (name == "strict_em")
     return simple(p, "score", [](const ScoreExample& ex) { return metrics::strict_em(ex.prediction, ex.references); });
   if (name == "self_bleu") return std::make_unique<SelfBleuMetric>(p);
+  if (name == "longbench_v2") return std::make_unique<LongBenchV2Metric>(p);
   const std::string lb = "longbench.";
   if (name.compare(0, lb.size(), lb) == 0) return std::make_unique<LongBenchMetric>(name.substr(lb.size()), p);
   const std::string ruler = "ruler.";

@@ -227,6 +227,26 @@ TEST_F(ScoreCli, SelfBleuPerLineOfSentences) {
   }
 }
 
+// RULER's and LongBench-v2's scorers through `kvbench score` (their functions are tested against
+// the reference code in tests/metrics/).
+TEST_F(ScoreCli, RulerAndLongBenchV2) {
+  const std::string ruler = write_lines("ruler.jsonl", {{{"prediction", "a\tb 12"}, {"references", {"ab", "12"}}},
+                                                        {{"prediction", " x "}, {"references", {"y"}}}});
+  json r = score_in_process("ruler.string_match_all", {}, ruler, true);
+  EXPECT_EQ(r["per_example"][0]["score"], 0.5);
+  EXPECT_EQ(r["aggregate"]["score"], 25.0);
+  r = score_in_process("ruler.string_match_all", {{"postprocess", "kvpress"}}, ruler, true);
+  EXPECT_EQ(r["per_example"][0]["score"], 1.0);
+  EXPECT_EQ(score_in_process("ruler.string_match_part", {}, ruler, false)["aggregate"]["score"], 50.0);
+  const std::string v2 = write_lines("v2.jsonl", {{{"prediction", "**The correct answer is (B)**"}, {"references", {"B"}}},
+                                                  {{"prediction", "The correct answer is C"}, {"references", {"B"}}},
+                                                  {{"prediction", "no idea"}, {"references", {"A"}}}});
+  r = score_in_process("longbench_v2", {}, v2, true);
+  EXPECT_EQ(r["per_example"][0]["score"], 1.0);
+  EXPECT_EQ(r["per_example"][2]["pred"], nullptr);
+  EXPECT_EQ(r["aggregate"]["overall"], 33.3);
+}
+
 TEST_F(ScoreCli, BadInputIsOneClearErrorFromTheBinary) {
   const std::string good = R"({"prediction": "a b", "references": ["a b"]})";
   const std::string broken = write("broken.jsonl", good + "\n{\"prediction\": \"x\", \"references\": [\n");
