@@ -46,7 +46,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 # One data root for every job: ../shared/data plus the fixtures in the official formats for what
-# is not staged (LongBench passage_count, the lm-eval tasks), as symbolic links under build/.
+# is not staged (LongBench passage_count, the lm-eval tasks, LongBench-v2), as symbolic links under build/.
 DATA=build/regen_data
 if ((!RESUME)) || [ ! -d "$DATA" ]; then
   rm -rf "$DATA"
@@ -57,6 +57,8 @@ if ((!RESUME)) || [ ! -d "$DATA" ]; then
   for f in ../shared/data/longbench/*; do ln -s "$(realpath "$f")" "$DATA/longbench/"; done
   ln -s "$(realpath tests/fixtures/longbench/passage_count.jsonl)" "$DATA/longbench/"
   ln -s "$(realpath tests/fixtures/lm_eval)" "$DATA/lm_eval"
+  mkdir -p "$DATA/longbench_v2"
+  ln -s "$(realpath tests/fixtures/longbench_v2/data_fixture.json)" "$DATA/longbench_v2/data.json"
 fi
 COMMON="data_root=$DATA"
 
