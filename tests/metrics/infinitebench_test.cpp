@@ -1,0 +1,54 @@
+// InfiniteBench's scorers against its own compute_scores.py, run on the model predictions its
+// repository ships under results/ (scripts/infinitebench_reference/record.py): every example's
+// score and every file's mean, number for number.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "metrics/infinitebench.hpp"
+
+namespace kvbench::metrics {
+namespace {
+
+nlohmann::json golden() {
+  std::ifstream in(std::string(KVBENCH_TESTS_DIR) + "/fixtures/infinitebench/scores.json");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return nlohmann::json::parse(ss.str());
+}
+
+TEST(InfiniteBench, ScoresEveryRecordedPredictionAsComputeScores) {
+  const nlohmann::json g = golden();
+  int files = 0, examples = 0;
+  for (const auto& f : g["files"]) {
+    if (!f.contains("examples")) continue;  // the official code raised on this file
+    const std::string task = f["task"], model = f["model"];
+    double sum = 0;
+    for (const auto& e : f["examples"]) {
+      nlohmann::json label = e.contains("label") ? e["label"] : nlohmann::json();
+      if (e.contains("label_ref")) {  // math_calc's 15,000-number lists are stored once
+        label = g["math_calc_label_lists"][e["label_ref"]["list"].get<std::size_t>()];
+        if (e["label_ref"]["nested"].get<bool>()) label = nlohmann::json::array({label});
+      }
+      const double got = infinitebench_score_one(task, e["pred"].get<std::string>(), label, model);
+      EXPECT_EQ(got, e["score"].get<double>()) << model << "/" << task << ": " << e["pred"].dump().substr(0, 200) << " vs " << label.dump().substr(0, 200);
+      sum += got;
+      ++examples;
+    }
+    if (!f["examples"].empty() && f.contains("mean_first_60"))
+      EXPECT_DOUBLE_EQ(sum / static_cast<double>(f["examples"].size()), f["mean_first_60"].get<double>()) << model << "/" << task;
+    ++files;
+  }
+  EXPECT_GT(files, 40);
+  EXPECT_GT(examples, 1000);
+}
+
+TEST(InfiniteBench, UnknownTasksAndBadLabelsAreErrors) {
+  EXPECT_THROW(infinitebench_score_one("nope", "x", "y", "m"), std::invalid_argument);
+  EXPECT_THROW(infinitebench_score_one("math_find", "3.5", nlohmann::json::array({3}), "m"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace kvbench::metrics
