@@ -3,20 +3,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-#include <sstream>
 
+#include "metrics/golden.hpp"
 #include "datasets/python_random.hpp"
 
 namespace kvbench::datasets {
 namespace {
 
-nlohmann::json golden() {
-  std::ifstream in(std::string(KVBENCH_TESTS_DIR) + "/fixtures/ruler/python_random.json");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return nlohmann::json::parse(ss.str());
-}
+nlohmann::json golden() { return test::load_fixture("ruler/python_random.json"); }
 
 // The decimal digits of a little-endian array of 32-bit words.
 std::string decimal(std::vector<uint32_t> words) {

@@ -1,4 +1,5 @@
-// Loading the golden vectors of ../shared/golden and comparing doubles bit for bit.
+// Loading the golden vectors of ../shared/golden (and recorded fixtures) and comparing doubles bit
+// for bit.
 // nlohmann::json parses every float with std::strtod, so the Python repr strings round-trip to
 // the exact doubles the reference computed.
 #pragma once
@@ -19,6 +20,14 @@ inline nlohmann::json load_golden(const std::string& name) {
   std::string path = std::string(KVBENCH_SHARED_DIR) + "/golden/" + name;
   std::ifstream in(path);
   if (!in) throw std::runtime_error("cannot open golden file " + path);
+  return nlohmann::json::parse(in);
+}
+
+// A JSON file under tests/fixtures/ (references recorded by running the official code).
+inline nlohmann::json load_fixture(const std::string& relative) {
+  std::string path = std::string(KVBENCH_TESTS_DIR) + "/fixtures/" + relative;
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open fixture " + path);
   return nlohmann::json::parse(in);
 }
 

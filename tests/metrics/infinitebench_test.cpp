@@ -4,20 +4,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-#include <sstream>
 
+#include "metrics/golden.hpp"
 #include "metrics/infinitebench.hpp"
 
 namespace kvbench::metrics {
 namespace {
 
-nlohmann::json golden() {
-  std::ifstream in(std::string(KVBENCH_TESTS_DIR) + "/fixtures/infinitebench/scores.json");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return nlohmann::json::parse(ss.str());
-}
+nlohmann::json golden() { return test::load_fixture("infinitebench/scores.json"); }
 
 TEST(InfiniteBench, ScoresEveryRecordedPredictionAsComputeScores) {
   const nlohmann::json g = golden();

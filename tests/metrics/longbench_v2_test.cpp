@@ -5,20 +5,15 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <fstream>
 #include <sstream>
 
+#include "metrics/golden.hpp"
 #include "metrics/longbench_v2.hpp"
 
 namespace kvbench::metrics {
 namespace {
 
-nlohmann::json golden() {
-  std::ifstream in(std::string(KVBENCH_TESTS_DIR) + "/fixtures/longbench_v2/reference_cases.json");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return nlohmann::json::parse(ss.str());
-}
+nlohmann::json golden() { return test::load_fixture("longbench_v2/reference_cases.json"); }
 
 // Python's str() of round(x, 1): "6.2", "0.0", "100.0".
 std::string one_decimal(double v) {

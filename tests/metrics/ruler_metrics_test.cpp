@@ -3,21 +3,15 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
 #include <map>
-#include <sstream>
 
+#include "metrics/golden.hpp"
 #include "metrics/ruler_metrics.hpp"
 
 namespace kvbench::metrics {
 namespace {
 
-nlohmann::json golden() {
-  std::ifstream in(std::string(KVBENCH_TESTS_DIR) + "/fixtures/ruler/scorer_cases.json");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return nlohmann::json::parse(ss.str());
-}
+nlohmann::json golden() { return test::load_fixture("ruler/scorer_cases.json"); }
 
 TEST(RulerMetrics, EqualRulersEvaluateOnEveryCase) {
   const nlohmann::json g = golden();
