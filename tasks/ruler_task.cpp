@@ -24,6 +24,7 @@
 #include "datasets/ruler/ruler_generator.hpp"
 #include "metrics/ruler_metrics.hpp"
 #include "tasks/engines/generation_engine.hpp"
+#include "tasks/chat_template.hpp"
 #include "tasks/kvpress_prompt.hpp"
 #include "tasks/shared_params.hpp"
 #include "tasks/task_registry.hpp"
@@ -120,7 +121,7 @@ class RulerTask : public Task {
             Param::texts("stop_words", nlohmann::json::array(), "call_api.py --stop_words: the prediction is cut before each"),
             Param::choice("pipeline", "ruler", {"ruler", "kvpress"},
                           "RULER's call_api.py (one prompt) or kvpress's protocol (the context compressed, the question after)"),
-            chat_template_param("kvpress pipeline: the chat template pipeline.py applies (none: BOS + context, \"\\n\" after the question)"),
+            chat_template_param("kvpress pipeline: the chat template pipeline.py applies (default: the model's own when its tokenizer has one, as pipeline.py; none: BOS + context, \"\\n\" after the question)", nullptr),
             Param::flag("query_aware", false, "kvpress pipeline: the question is appended to the context before compression"),
             Param::choice("postprocess", nullptr, {"ruler", "kvpress"},
                           "RULER's postprocess_pred (control characters -> newlines) or kvpress's (deleted); default: the pipeline's"),
@@ -153,6 +154,8 @@ class RulerTask : public Task {
     const std::vector<RulerItem> items = ctx.given("data_file") ? read_file(ctx) : generate(ctx);
     const std::string metric = ruler::constants(config_.generator).metric;
     const std::string pipeline = ctx.param<std::string>("pipeline");
+    // pipeline.py: the tokenizer's chat template when it has one, else BOS + context.
+    const std::string chat = ctx.param_or<std::string>("chat_template", ctx.tokenizer->config().chat_template ? kModelChatTemplate : "none");
     const auto post = ctx.param_or<std::string>("postprocess", pipeline) == "kvpress" ? metrics::RulerPostprocess::kvpress
                                                                                       : metrics::RulerPostprocess::ruler;
     ExampleLoop loop(ctx, static_cast<int64_t>(items.size()));
@@ -171,7 +174,7 @@ class RulerTask : public Task {
                                                       ? std::array<std::string, 3>{item.kvpress_split->first, item.kvpress_split->second, item.answer_prefix}
                                                       : kvpress_split(config_.name, item.input + item.answer_prefix);
         if (ctx.param<bool>("query_aware")) context += question, question.clear();
-        const KvpressParts parts = kvpress_parts(context, question, answer_prefix, ctx.param<std::string>("chat_template"), *ctx.tokenizer);
+        const KvpressParts parts = kvpress_parts(context, question, answer_prefix, chat, *ctx.tokenizer);
         KvpressIds kv = kvpress_ids(*ctx.tokenizer, parts, std::numeric_limits<int64_t>::max());
         ids = std::move(kv.context);
         question_ids = std::move(kv.question);
@@ -203,7 +206,8 @@ class RulerTask : public Task {
                         {"samples", values.size()},
                         {"prefills", values.size()}},  // one context, one question each: RULER's samples never share one
                        {{"max_seq_length", ctx.given("data_file") ? nlohmann::json(nullptr) : nlohmann::json(max_seq_length(ctx))},
-                        {"postprocess", post == metrics::RulerPostprocess::kvpress ? "kvpress" : "ruler"}});
+                        {"postprocess", post == metrics::RulerPostprocess::kvpress ? "kvpress" : "ruler"},
+                        {"chat_template", pipeline == "kvpress" ? nlohmann::json(chat) : nlohmann::json(nullptr)}});
   }
 
  private:

@@ -7,10 +7,10 @@ namespace kvbench::tasks {
 // `record_prompts`: add each example's prompt text, as fed to the model, to the result.
 params::Param record_prompts_param();
 // `chat_template`: none, a named template (tasks/chat_template.hpp) or "model" (the model's own);
-// the default is the task's official one (none unless it serves a chat model).
+// the default is the task's official one (none unless it serves a chat model; null: computed).
 params::Param chat_template_param(const std::string& help =
                                       "the chat template around the prompt (none for base models; "
                                       "model = the model's own)",
-                                  const std::string& default_value = "none");
+                                  const nlohmann::json& default_value = "none");
 
 }  // namespace kvbench::tasks

@@ -132,6 +132,7 @@ TEST(RulerTask, KvpressPipelineSplitsTheSampleAsKvpressDoes) {
   EXPECT_EQ(r["examples"][0]["prompt"].get<std::string>(), kvpress_prompt);
   EXPECT_EQ(r["metrics"]["prefills"], 1);
   EXPECT_EQ(r["settings"]["resolved"]["postprocess"], "kvpress");
+  EXPECT_EQ(r["settings"]["resolved"]["chat_template"], "none");  // stories260K's tokenizer has no template
   params["query_aware"] = true;
   const nlohmann::json q = run_task({{"task", "ruler/niah_single_1"}, {"limit", 1}, {"policy", "knorm"}, {"budget", "256"}, {"task_params", params}});
   EXPECT_EQ(q["examples"][0]["prompt"].get<std::string>(), kvpress_prompt);
