@@ -3,9 +3,21 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/model_chat_template.hpp"
 #include "tasks/chat_template.hpp"
 
 namespace kvbench::tasks {
+namespace {
+
+// pipeline.py's apply_chat_template call: one user message, add_generation_prompt=True, and
+// enable_thinking=False (its default), which Qwen3's template answers with an empty think block.
+std::string render(const std::string& chat_template, const std::string& text, const models::Tokenizer& tokenizer) {
+  if (chat_template != kModelChatTemplate) return apply_chat_template(chat_template, text, tokenizer);
+  const nlohmann::ordered_json messages = nlohmann::ordered_json::array({{{"role", "user"}, {"content", text}}});
+  return models::ModelChatTemplate::for_tokenizer(tokenizer.path())->render(messages, true, {{"enable_thinking", false}});
+}
+
+}  // namespace
 
 KvpressParts kvpress_parts(const std::string& context, const std::string& question, const std::string& answer_prefix,
                            const std::string& chat_template, const models::Tokenizer& tokenizer) {
@@ -14,7 +26,7 @@ KvpressParts kvpress_parts(const std::string& context, const std::string& questi
   std::string suffix = "\n";  // pipeline.py without a chat template: separates question and answer
   if (chat_template != "none") {
     const std::string separator(context.size() + 10, '#');
-    const std::string rendered = apply_chat_template(chat_template, context + separator, tokenizer);
+    const std::string rendered = render(chat_template, context + separator, tokenizer);
     const size_t cut = rendered.find(separator);
     if (cut == std::string::npos) throw std::logic_error("kvpress: the chat template lost the separator");
     parts.context = rendered.substr(0, cut);

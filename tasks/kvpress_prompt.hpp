@@ -3,7 +3,8 @@
 // every task run the kvpress way: the context is what the policy compresses; each question, with
 // a suffix and the answer prefix, is fed after the compression. Without a chat template the
 // context is BOS + context and the suffix "\n"; with one, the template is applied to
-// context + a separator and split there (the part after the separator is the suffix).
+// context + a separator and split there (the part after the separator is the suffix); the model's
+// own template is rendered with enable_thinking=False, pipeline.py's default.
 #include <cstdint>
 #include <string>
 #include <vector>

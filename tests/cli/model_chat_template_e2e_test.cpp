@@ -130,6 +130,37 @@ TEST_P(ModelChatTemplateEndToEnd, ChatTemplateCommandRendersTheSameHeader) {
   EXPECT_EQ(nlohmann::json::parse(line)["id"], 2);
 }
 
+// RULER's kvpress pipeline decides as pipeline.py: a tokenizer with a chat template gets it (the
+// context rendered up to kvpress's separator, the template's suffix after the question, then the
+// answer prefix), without any task parameter.
+TEST_P(ModelChatTemplateEndToEnd, RulerKvpressPipelineUsesTheModelsTemplateByDefault) {
+  const TinySpec& s = GetParam();
+  TempDir dir;
+  const fs::path model = dir / "model";
+  fs::create_directories(model);
+  write_checkpoint(model, s);
+  const nlohmann::json row = {{"context", "The grass is green. One of the special magic numbers for x is: 123. "},
+                              {"question", "What is the special magic number for x mentioned in the provided text? "},
+                              {"answer_prefix", "The special magic number for x mentioned in the provided text is"},
+                              {"answer", {"123"}}, {"task", "niah_single_1"}, {"max_new_tokens", 2}};
+  std::ofstream(dir / "rows.jsonl") << row.dump() << "\n";
+  const std::string params = R"({"pipeline":"kvpress","record_prompts":true,"data_file":")" + (dir / "rows.jsonl") + R"("})";
+  CommandResult r = run_kvbench("run --model " + model.string() + " --task ruler/niah_single_1 --task-params '" + params +
+                                "' --quiet --results " + (dir / "results") + " 2>&1");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json result = only_result(dir / "results");
+  ASSERT_FALSE(result.is_null()) << "no result file";
+  const std::string head = s.model_type == "llama" ? "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\n"
+                                                   : "<|im_start|>user\n";
+  // pipeline.py's enable_thinking=False: Qwen3's template closes an empty think block.
+  const std::string tail = s.model_type == "llama" ? "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n"
+                                                   : "<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n";
+  EXPECT_EQ(result["examples"][0]["prompt"].get<std::string>(),
+            head + row["context"].get<std::string>() + row["question"].get<std::string>() + tail + row["answer_prefix"].get<std::string>());
+  EXPECT_EQ(result["settings"]["resolved"]["chat_template"], "model");
+}
+
+
 INSTANTIATE_TEST_SUITE_P(TinyCheckpoints, ModelChatTemplateEndToEnd,
                          ::testing::Values(TinySpec{"llama", "llama3-tokenizer", 128256},
                                            TinySpec{"qwen3", "qwen3-tokenizer", 151936}),
