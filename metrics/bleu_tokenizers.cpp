@@ -4,24 +4,11 @@
 
 #include <utf8proc.h>
 
+#include "metrics/python_str.hpp"
 #include "metrics/unicode.hpp"
 
 namespace kvbench::metrics {
 namespace {
-
-// Python str.replace: non-overlapping occurrences, left to right.
-void replace_all(std::string& s, const std::string& from, const std::string& to) {
-  if (s.find(from) == std::string::npos) return;
-  std::string out;
-  out.reserve(s.size());
-  size_t pos = 0;
-  for (size_t hit; (hit = s.find(from, pos)) != std::string::npos; pos = hit + from.size()) {
-    out.append(s, pos, hit - pos);
-    out += to;
-  }
-  out.append(s, pos, std::string::npos);
-  s.swap(out);
-}
 
 bool ascii_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -144,14 +131,14 @@ std::string python_rstrip(const std::string& s) {
 
 std::vector<std::string> bleu_tokenize_13a(const std::string& line) {
   std::string s = line;
-  replace_all(s, "<skipped>", "");
-  replace_all(s, "-\n", "");
-  replace_all(s, "\n", " ");
+  s = python_replace(s, "<skipped>", "");
+  s = python_replace(s, "-\n", "");
+  s = python_replace(s, "\n", " ");
   if (s.find('&') != std::string::npos) {
-    replace_all(s, "&quot;", "\"");
-    replace_all(s, "&amp;", "&");
-    replace_all(s, "&lt;", "<");
-    replace_all(s, "&gt;", ">");
+    s = python_replace(s, "&quot;", "\"");
+    s = python_replace(s, "&amp;", "&");
+    s = python_replace(s, "&lt;", "<");
+    s = python_replace(s, "&gt;", ">");
   }
   return python_split_ws(regexp_13a(" " + s + " "));
 }

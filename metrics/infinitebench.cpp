@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "metrics/longbench_metrics.hpp"
+#include "metrics/python_str.hpp"
 #include "metrics/rouge_score.hpp"
 #include "metrics/unicode.hpp"
 
@@ -15,13 +16,8 @@ namespace {
 
 using nlohmann::json;
 
-std::string replace_every(std::string s, const std::string& from, const std::string& to) {
-  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
-  return s;
-}
-
 std::string replace_each(std::string s, const std::vector<std::string>& chars, const std::string& with = " ") {
-  for (const auto& c : chars) s = replace_every(s, c, with);
+  for (const auto& c : chars) s = python_replace(s, c, with);
   return s;
 }
 
@@ -99,7 +95,7 @@ std::string first_number(const std::string& s) {
 }
 
 std::string collapse_double_spaces(std::string s) {
-  while (s.find("  ") != std::string::npos) s = replace_every(s, "  ", " ");
+  while (s.find("  ") != std::string::npos) s = python_replace(s, "  ", " ");
   return s;
 }
 

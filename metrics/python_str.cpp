@@ -44,4 +44,17 @@ std::string python_float_str(double value) {
   return sign + mantissa + "e" + (shown < 0 ? "-" : "+") + exp_text;
 }
 
+std::string python_replace(const std::string& s, const std::string& old, const std::string& replacement) {
+  if (old.empty() || s.find(old) == std::string::npos) return s;
+  std::string out;
+  out.reserve(s.size());
+  std::size_t pos = 0;
+  for (std::size_t hit; (hit = s.find(old, pos)) != std::string::npos; pos = hit + old.size()) {
+    out.append(s, pos, hit - pos);
+    out += replacement;
+  }
+  out.append(s, pos, std::string::npos);
+  return out;
+}
+
 }  // namespace kvbench::metrics

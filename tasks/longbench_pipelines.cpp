@@ -4,6 +4,7 @@
 #include <cctype>
 #include <stdexcept>
 
+#include "metrics/python_str.hpp"
 #include "tasks/chat_template.hpp"
 #include "tasks/prompt_truncation.hpp"
 
@@ -46,12 +47,6 @@ const KvpressSplit* kvpress_split(const std::string& subset) {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-std::string replace_all(std::string text, const std::string& slot, const std::string& value) {
-  for (size_t at = text.find(slot); at != std::string::npos; at = text.find(slot, at + value.size()))
-    text.replace(at, slot.size(), value);
-  return text;
 }
 
 // Python str.lstrip() for ASCII whitespace (str.isspace also counts \x1c-\x1f).
@@ -125,7 +120,7 @@ KvpressParts kvpress_parts(const std::string& subset, const std::string& prompt_
   std::string input = record.has("input") ? record.string_field("input") : "";
   if (split->prefix_in_input && ends_with(input, answer_prefix)) input.resize(input.size() - answer_prefix.size());
 
-  return tasks::kvpress_parts(format_prompt(prompt_template.substr(0, at), record), replace_all(question_template, "{input}", input),
+  return tasks::kvpress_parts(format_prompt(prompt_template.substr(0, at), record), metrics::python_replace(question_template, "{input}", input),
                               answer_prefix, chat_template, tokenizer);
 }
 

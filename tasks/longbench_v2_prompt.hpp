@@ -13,6 +13,4 @@ namespace kvbench::tasks {
 std::string longbench_v2_prompt(const std::string& template_text, const nlohmann::json& item, const std::string& context,
                                 const std::string& where);
 
-std::string replace_every(std::string text, const std::string& from, const std::string& to);
-
 }  // namespace kvbench::tasks

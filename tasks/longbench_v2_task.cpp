@@ -13,6 +13,7 @@
 #include "datasets/json_parse.hpp"
 #include "datasets/regular_file.hpp"
 #include "metrics/longbench_v2.hpp"
+#include "metrics/python_str.hpp"
 #include "metrics/unicode.hpp"
 #include "tasks/chat_template.hpp"
 #include "tasks/engines/generation_engine.hpp"
@@ -151,7 +152,7 @@ class LongBenchV2Task : public Task {
       if (cot && !out.text.empty()) {
         const std::string response_cot = metrics::python_strip(out.text);
         fields["response_cot"] = response_cot;
-        out = query(replace_every(fill(cot_ans), "$COT$", response_cot), dec, fed);
+        out = query(metrics::python_replace(fill(cot_ans), "$COT$", response_cot), dec, fed);
       }
       const std::string answer = field(item, "answer", where);
       if (out.text.empty()) {  // pred.py: `if output == '': continue` — the question is not scored

@@ -6,6 +6,7 @@
 
 #include "datasets/python_format.hpp"
 #include "datasets/ruler/generator_run.hpp"
+#include "metrics/python_str.hpp"
 #include "metrics/unicode.hpp"
 
 namespace kvbench::datasets::ruler {
@@ -21,11 +22,6 @@ std::string join(const std::vector<std::string>& parts, const std::string& sep, 
     out += parts[i];
   }
   return out;
-}
-
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
-  return s;
 }
 
 // str(uuid.UUID(int=random.getrandbits(128), version=4))
@@ -122,7 +118,8 @@ struct Niah {
     std::string tmpl = run.template_text;
     std::string type_needle_v = type_v;
     if (num_q * num_v == 1) {  // the singular wording
-      tmpl = replace_all(replace_all(replace_all(replace_all(tmpl, "Some", "A"), "are all", "is"), "are", "is"), "answers", "answer");
+      for (const auto& [from, to] : {std::pair<const char*, const char*>{"Some", "A"}, {"are all", "is"}, {"are", "is"}, {"answers", "answer"}})
+        tmpl = metrics::python_replace(tmpl, from, to);
       type_needle_v.pop_back();
     }
     return {python_format(tmpl, {{"type_needle_v", type_needle_v}, {"context", context}, {"query", query}}), answers};

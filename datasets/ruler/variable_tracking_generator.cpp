@@ -9,6 +9,7 @@
 
 #include "datasets/python_format.hpp"
 #include "datasets/ruler/generator_run.hpp"
+#include "metrics/python_str.hpp"
 #include "metrics/unicode.hpp"
 
 namespace kvbench::datasets::ruler {
@@ -20,12 +21,6 @@ const std::vector<char> kUppercase = [] {
   for (char c = 'A'; c <= 'Z'; ++c) v.push_back(c);
   return v;
 }();
-
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  if (from.empty()) return s;
-  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) s.replace(at, from.size(), to);
-  return s;
-}
 
 struct Chains {
   std::vector<std::vector<std::string>> vars;
@@ -115,7 +110,7 @@ struct VariableTracking {
     } else {
       throw std::invalid_argument("RULER vt: unknown type_haystack '" + type_haystack + "' (noise, essay)");
     }
-    context = replace_all(context, ". \n", ".\n");
+    context = metrics::python_replace(context, ". \n", ".\n");
     const GeneratorConstants& k = constants(Generator::variable_tracking);
     const std::string tmpl = is_icl ? std::string(k.template_text) + k.answer_prefix : run.template_text;  // the example: no model template
     return {python_format(tmpl, {{"context", context}, {"query", value}, {"num_v", std::to_string(num_hops + 1)}}), c.vars[0]};
@@ -126,8 +121,8 @@ struct VariableTracking {
     const std::vector<std::string> words = metrics::python_split_ws(metrics::python_strip(example));
     const std::size_t take = std::min(words.size(), static_cast<std::size_t>(num_hops + 1));
     for (std::size_t i = words.size() - take; i < words.size(); ++i)
-      example = replace_all(example, words[i], random_name(metrics::utf8_decode(words[i]).size()));
-    return replace_all(example, "12345", std::to_string(numpy.randint(10000, 99999)));
+      example = metrics::python_replace(example, words[i], random_name(metrics::utf8_decode(words[i]).size()));
+    return metrics::python_replace(example, "12345", std::to_string(numpy.randint(10000, 99999)));
   }
 
   // sys_vartrack_w_noise_random: the in-context example's run (no example yet), or the samples
