@@ -49,6 +49,11 @@ torch::Tensor InferenceSession::prefill(const std::vector<int64_t>& tokens, bool
   return all_logits ? torch::cat(rows, 0) : rows.back();
 }
 
+void InferenceSession::rollback(const Checkpoint& checkpoint) {
+  cache_.rollback(checkpoint.cache);
+  next_position_ = checkpoint.next_position;
+}
+
 torch::Tensor InferenceSession::step(int64_t token) {
   const bool compress = options_.protocol != Protocol::kOneShot;
   return run({token}, policies::Phase::kDecode, compress, false).squeeze(0);

@@ -40,6 +40,15 @@ class InferenceSession {
   int64_t peak_logical_bytes() const { return peak_bytes_; }
   int64_t peak_allocated_bytes() const { return peak_allocated_bytes_; }  // KVCache::allocated_bytes
   int64_t max_cache_len() const { return max_cache_len_; }  // largest head length after any step
+  // Where a later rollback() returns: the next position and the cache's mark. Rolling back drops
+  // every token fed since (kvpress's compress-once protocol answers each question this way); it
+  // throws when the policy evicted since the checkpoint.
+  struct Checkpoint {
+    int64_t next_position = 0;
+    policies::KVCache::Mark cache;
+  };
+  Checkpoint checkpoint() const { return {next_position_, cache_.mark()}; }
+  void rollback(const Checkpoint& checkpoint);
   // Extra statistics hook for fidelity tasks.
   void set_inspector(CacheControl inspector) { inspector_ = std::move(inspector); }
   // Called with (tokens fed, prompt tokens) after each block of a streamed prefill (long texts).

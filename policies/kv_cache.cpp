@@ -1,6 +1,8 @@
 #include "policies/kv_cache.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <string>
 
 namespace kvbench::policies {
 
@@ -30,6 +32,20 @@ int64_t KVCache::max_head_length() const {
 
 void KVCache::set_slot_order(SlotOrder order) {
   for (auto& layer : layers_) layer.set_slot_order(order);
+}
+
+KVCache::Mark KVCache::mark() const {
+  Mark m;
+  for (const auto& layer : layers_) m.sizes.push_back(layer.size()), m.evictions.push_back(layer.evictions());
+  return m;
+}
+
+void KVCache::rollback(const Mark& mark) {
+  if (mark.sizes.size() != layers_.size()) throw std::invalid_argument("KVCache::rollback: a mark of another cache");
+  for (size_t i = 0; i < layers_.size(); ++i)
+    if (layers_[i].evictions() != mark.evictions[i] || layers_[i].size() < mark.sizes[i])
+      throw std::logic_error("KVCache::rollback: layer " + std::to_string(i) + " evicted since the mark");
+  for (size_t i = 0; i < layers_.size(); ++i) layers_[i].truncate(mark.sizes[i]);
 }
 
 void KVCache::clear() {

@@ -27,6 +27,15 @@ class KVCache {
   int64_t max_head_length() const;
   void clear();
 
+  // What rollback() returns to: every layer's size and eviction count.
+  struct Mark {
+    std::vector<int64_t> sizes, evictions;
+  };
+  Mark mark() const;
+  // Drops every token appended since `mark`. Throws std::logic_error when a layer evicted since
+  // then: the cache no longer holds what it held at the mark.
+  void rollback(const Mark& mark);
+
  private:
   std::vector<LayerCache> layers_;
   PositionMode mode_;

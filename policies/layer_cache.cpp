@@ -254,6 +254,7 @@ void LayerCache::fill_holes(const torch::Tensor& evicted, int64_t e) {
 
 void LayerCache::keep(const torch::Tensor& idx_in, const torch::Tensor& counts) {
   check_index(idx_in, "keep");
+  ++evictions_;
   const int64_t m = idx_in.size(1);
   torch::Tensor idx = idx_in.to(keys_.device(), torch::kInt64);
   if (idx.size(0) != 1) homogeneous_ = false;
@@ -280,6 +281,7 @@ void LayerCache::keep(const torch::Tensor& idx_in, const torch::Tensor& counts) 
 
 void LayerCache::evict(const torch::Tensor& idx_in) {
   check_index(idx_in, "evict");
+  ++evictions_;
   const int64_t e = idx_in.size(1), n = size_, rows = idx_in.size(0);
   if (e == 0) return;
   if (e > n) throw std::out_of_range("LayerCache::evict: more slots than the cache holds");
@@ -317,6 +319,7 @@ void LayerCache::evict(const torch::Tensor& idx_in) {
 
 void LayerCache::evict(const torch::Tensor& idx_in, const torch::Tensor& counts_in) {
   check_index(idx_in, "evict");
+  ++evictions_;
   if (counts_in.numel() != kv_heads_)
     throw std::invalid_argument("LayerCache::evict: ragged eviction needs one count per head");
   const int64_t n = size_, e = idx_in.size(1), heads = kv_heads_;
@@ -409,7 +412,14 @@ int64_t LayerCache::allocated_bytes() const {
   return total;
 }
 
+void LayerCache::truncate(int64_t size) {
+  if (size < 0 || size > size_) throw std::out_of_range("LayerCache::truncate: the cache holds fewer slots");
+  size_ = size;
+  arrival_memo_ = {};  // described the dropped slots too
+}
+
 void LayerCache::clear() {
+  ++evictions_;
   size_ = 0;
   ragged_ = false;
   in_arrival_order_ = true;

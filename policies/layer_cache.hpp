@@ -74,6 +74,12 @@ class LayerCache {
   // head_dim) moves, one read back to the host for the new size); under kArrival every head keeps
   // its remaining valid slots in slot order.
   void evict(const torch::Tensor& idx, const torch::Tensor& counts);
+  // How many keep()/evict()/clear() calls this cache has seen: a rollback checks that none ran
+  // since its mark (KVCache::rollback).
+  int64_t evictions() const { return evictions_; }
+  // Drops the slots from `size` on. They are the newest appends when nothing was evicted since the
+  // cache held `size` slots (the caller's guarantee); the kept slots and their state are untouched.
+  void truncate(int64_t size);
 
   // Per-slot policy state, [kv_heads, size, extra...], zero-initialised on creation and for new
   // slots; moved by keep()/evict() together with the keys.
@@ -110,6 +116,7 @@ class LayerCache {
   torch::TensorOptions options_;
   int64_t capacity_ = 0;
   int64_t size_ = 0;
+  int64_t evictions_ = 0;
   bool ragged_ = false;
   SlotOrder order_ = SlotOrder::kArrival;
   bool in_arrival_order_ = true;

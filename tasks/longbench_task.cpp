@@ -126,12 +126,14 @@ SubsetSetup resolve_subset(const TaskContext& ctx, const std::string& subset) {
 // One record's prompt, as its pipeline builds and feeds it, and the completion.
 struct FedExample {
   longbench::PreparedPrompt prompt;
+  std::vector<int64_t> ids;           // what is prefilled (kvpress: the context, compressed)
+  std::vector<int64_t> question_ids;  // kvpress: fed after the compressed context
+  std::string question;               // kvpress: its text
+  std::string original_prompt;        // kvpress: the context before its cut, when cut
   Completion completion;
-  std::string question;         // kvpress: fed after the compressed context
-  std::string original_prompt;  // kvpress: the context before its cut, when cut
 };
 
-FedExample feed(const TaskContext& ctx, const SubsetSetup& s, const datasets::JsonRecord& r) {
+FedExample prepare(const TaskContext& ctx, const SubsetSetup& s, const datasets::JsonRecord& r) {
   using longbench::Pipeline;
   FedExample f;
   if (s.pipeline == Pipeline::Kvpress) {
@@ -142,14 +144,15 @@ FedExample feed(const TaskContext& ctx, const SubsetSetup& s, const datasets::Js
       throw std::invalid_argument("longbench/" + s.subset + " (kvpress): the question (" + std::to_string(question_tokens) +
                                   " tokens) and " + std::to_string(s.max_new_tokens) + " new tokens leave no room in the "
                                   "model's context; set task_params.max_new_tokens or max_length");
-    const KvpressIds ids = kvpress_ids(*ctx.tokenizer, parts, room);
+    KvpressIds ids = kvpress_ids(*ctx.tokenizer, parts, room);
     // What is fed: kvpress cuts the context's token ids from the right; the recorded prompt is
     // those ids decoded, the text before the cut a second field.
     f.prompt = {ctx.tokenizer->decode(std::vector<int>(ids.context.begin(), ids.context.end())), ids.original_context_tokens,
                 ids.truncated};
     if (ids.truncated) f.original_prompt = parts.context;
     f.question = parts.question;
-    f.completion = complete_after_context(ctx, ids.context, ids.question, s.decoding);
+    f.ids = std::move(ids.context);
+    f.question_ids = std::move(ids.question);
     return f;
   }
   f.prompt = s.pipeline == Pipeline::KvcacheFactory
@@ -159,8 +162,21 @@ FedExample feed(const TaskContext& ctx, const SubsetSetup& s, const datasets::Js
   // (KVCache-Factory wraps every subset; pred.py only the chat subsets.)
   const bool wrapped = s.pipeline == Pipeline::KvcacheFactory || longbench::uses_chat_template(s.subset);
   const bool add_bos = !wrapped || encode_adds_special_tokens(s.chat, f.prompt.text, *ctx.tokenizer);
-  f.completion = complete(ctx, encode_prompt(ctx, f.prompt.text, add_bos), s.decoding);
+  f.ids = encode_prompt(ctx, f.prompt.text, add_bos);
   return f;
+}
+
+// Every prompt of the subset, in the order they run: kvpress answers the questions of one context
+// from one prefill (grouped_by_context), the other pipelines in file order.
+std::vector<FedExample> prepare_all(const TaskContext& ctx, const SubsetSetup& s,
+                                    const std::vector<datasets::JsonRecord>& records, int64_t n, std::vector<size_t>& order) {
+  std::vector<FedExample> fed;
+  std::vector<std::vector<int64_t>> contexts;
+  for (int64_t i = 0; i < n; ++i) contexts.push_back(fed.emplace_back(prepare(ctx, s, records[i])).ids);
+  order.resize(fed.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  if (s.pipeline == longbench::Pipeline::Kvpress) order = grouped_by_context(contexts);
+  return fed;
 }
 
 // One subset: prompts, generation, eval.py scoring.
@@ -175,10 +191,14 @@ TaskOutput run_subset(const TaskContext& ctx, const std::string& subset, int64_t
   const bool needs_classes = metrics::lb_metric_for_dataset(subset) == "classification_score";
   for (const auto& r : records) check_reference_fields(r, needs_classes);
   ExampleLoop loop(ctx, static_cast<int64_t>(records.size()), {done_before, 0});
-  for (int64_t i = 0; i < loop.size(); ++i) {
+  const bool kvpress = s.pipeline == longbench::Pipeline::Kvpress;
+  std::vector<size_t> order;
+  std::vector<FedExample> fed = prepare_all(ctx, s, records, loop.size(), order);
+  CompressOnce compress_once(ctx);
+  for (size_t i : order) {
     const auto& r = records[i];
-    const FedExample f = feed(ctx, s, r);
-    const bool kvpress = s.pipeline == longbench::Pipeline::Kvpress;
+    FedExample& f = fed[i];
+    f.completion = kvpress ? compress_once.answer(f.ids, f.question_ids, s.decoding) : complete(ctx, f.ids, s.decoding);
     predictions.push_back(kvpress ? longbench::kvpress_scored_prediction(subset, f.completion.text) : f.completion.text);
     answers.push_back(r.string_list_field("answers"));
     lengths.push_back(r.int_field("length"));
@@ -198,6 +218,7 @@ TaskOutput run_subset(const TaskContext& ctx, const std::string& subset, int64_t
   for (size_t i = 0; i < agg.per_example.size(); ++i) loop.score(i, {{"score", agg.per_example[i]}});
   nlohmann::json m = {{"score", agg.score}, {"examples", static_cast<int64_t>(records.size())},
                       {"metric", metrics::lb_metric_for_dataset(subset)}};
+  if (kvpress) m["prefills"] = compress_once.prefills();
   if (ctx.param<bool>("longbench_e")) {
     auto b = metrics::lb_scorer_e(subset, predictions, answers, lengths, all_classes, backend);
     auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };

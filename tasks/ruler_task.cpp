@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <numeric>
 
 #include "datasets/data_root.hpp"
 #include "datasets/jsonl_reader.hpp"
@@ -42,6 +43,13 @@ struct RulerItem {
   std::vector<std::string> outputs;
   std::optional<int64_t> max_new_tokens;  // kvpress rows carry their own
   nlohmann::json fields = nlohmann::json::object();
+};
+
+// One item's prompt as fed (kvpress: the context, then the question after its compression).
+struct Fed {
+  std::string prompt;
+  std::vector<int64_t> ids, question_ids;
+  DecodingSettings dec;
 };
 
 // The fields each accepted file format may hold: anything else is an error.
@@ -159,58 +167,75 @@ class RulerTask : public Task {
     const auto post = ctx.param_or<std::string>("postprocess", pipeline) == "kvpress" ? metrics::RulerPostprocess::kvpress
                                                                                       : metrics::RulerPostprocess::ruler;
     ExampleLoop loop(ctx, static_cast<int64_t>(items.size()));
-    std::vector<double> values;
-    int64_t nulls = 0;
+    // Every prompt first: kvpress's pipeline answers the questions of one context from one prefill.
+    std::vector<Fed> fed;
+    std::vector<std::vector<int64_t>> contexts;
     bool warned_past_context = false;
-    for (const RulerItem& item : items) {
-      if (loop.done()) break;
-      DecodingSettings dec;
-      dec.max_new_tokens = ctx.param_or<int64_t>("tokens_to_generate", item.max_new_tokens.value_or(ruler::constants(config_.generator).tokens_to_generate));
-      dec.stop_strings = ctx.param<std::vector<std::string>>("stop_words");
-      std::string prompt;
-      std::vector<int64_t> ids, question_ids;
-      if (pipeline == "kvpress") {
-        auto [context, question, answer_prefix] = item.kvpress_split
-                                                      ? std::array<std::string, 3>{item.kvpress_split->first, item.kvpress_split->second, item.answer_prefix}
-                                                      : kvpress_split(config_.name, item.input + item.answer_prefix);
-        if (ctx.param<bool>("query_aware")) context += question, question.clear();
-        const KvpressParts parts = kvpress_parts(context, question, answer_prefix, chat, *ctx.tokenizer);
-        KvpressIds kv = kvpress_ids(*ctx.tokenizer, parts, std::numeric_limits<int64_t>::max());
-        ids = std::move(kv.context);
-        question_ids = std::move(kv.question);
-        prompt = parts.context + parts.question;
-        if (!dec.stop_strings.empty()) throw std::invalid_argument("ruler: stop_words are call_api.py's; the kvpress pipeline stops at EOS only");
-        dec.stop_token_ids.assign(ctx.tokenizer->stop_ids().begin(), ctx.tokenizer->stop_ids().end());  // generation_config's eos_token_id
-      } else {
-        prompt = item.input + item.answer_prefix;
-        ids = encode_prompt(ctx, prompt);
-      }
-      const int64_t prompt_tokens = static_cast<int64_t>(ids.size() + question_ids.size());
-      if (!warned_past_context && prompt_tokens + dec.max_new_tokens > ctx.max_context()) {
+    for (int64_t i = 0; i < loop.size(); ++i) {
+      const RulerItem& item = items[i];
+      const Fed& f = fed.emplace_back(prepare(ctx, item, pipeline, chat));
+      const int64_t prompt_tokens = static_cast<int64_t>(f.ids.size() + f.question_ids.size());
+      if (!warned_past_context && prompt_tokens + f.dec.max_new_tokens > ctx.max_context()) {
         std::cerr << "warning: ruler/" << config_.name << ": sample " << item.id << " needs " << prompt_tokens << " prompt + "
-                  << dec.max_new_tokens << " generated tokens, past the model's trained context of " << ctx.max_context()
+                  << f.dec.max_new_tokens << " generated tokens, past the model's trained context of " << ctx.max_context()
                   << " (RULER does not truncate; its scores there are the model's)\n";
         warned_past_context = true;
       }
-      const Completion out = pipeline == "kvpress" ? complete_after_context(ctx, ids, question_ids, dec) : complete(ctx, ids, dec);
+      contexts.push_back(f.ids);
+    }
+    std::vector<double> values;
+    int64_t nulls = 0;
+    CompressOnce compress_once(ctx);
+    std::vector<size_t> order(fed.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    if (pipeline == "kvpress") order = grouped_by_context(contexts);
+    for (size_t i : order) {
+      const RulerItem& item = items[i];
+      const Fed& f = fed[i];
+      const Completion out = pipeline == "kvpress" ? compress_once.answer(f.ids, f.question_ids, f.dec) : complete(ctx, f.ids, f.dec);
       const std::string pred = metrics::ruler_postprocess(out.text, post);
       const double v = metric == "string_match_part" ? metrics::ruler_string_match_part(pred, item.outputs)
                                                      : metrics::ruler_string_match_all(pred, item.outputs);
       values.push_back(v);
       nulls += pred.empty() ? 1 : 0;
-      loop.record({item.id, prompt_tokens, out.text, item.outputs, {{metric, v}}, item.fields, prompt});
+      loop.record({item.id, out.prompt_tokens, out.text, item.outputs, {{metric, v}}, item.fields, f.prompt});
     }
+    const int64_t prefills = pipeline == "kvpress" ? compress_once.prefills() : static_cast<int64_t>(values.size());
     return loop.finish({{"string_match", values.empty() ? nlohmann::json(nullptr) : nlohmann::json(metrics::ruler_task_score(values))},
                         {metric, loop.mean(metric)},
                         {"nulls", nulls},
                         {"samples", values.size()},
-                        {"prefills", values.size()}},  // one context, one question each: RULER's samples never share one
+                        {"prefills", prefills}},
                        {{"max_seq_length", ctx.given("data_file") ? nlohmann::json(nullptr) : nlohmann::json(max_seq_length(ctx))},
                         {"postprocess", post == metrics::RulerPostprocess::kvpress ? "kvpress" : "ruler"},
                         {"chat_template", pipeline == "kvpress" ? nlohmann::json(chat) : nlohmann::json(nullptr)}});
   }
 
  private:
+  // One item's prompt as its pipeline feeds it, and its decoding.
+  Fed prepare(const TaskContext& ctx, const RulerItem& item, const std::string& pipeline, const std::string& chat) const {
+    Fed f;
+    f.dec.max_new_tokens = ctx.param_or<int64_t>("tokens_to_generate", item.max_new_tokens.value_or(ruler::constants(config_.generator).tokens_to_generate));
+    f.dec.stop_strings = ctx.param<std::vector<std::string>>("stop_words");
+    if (pipeline != "kvpress") {
+      f.prompt = item.input + item.answer_prefix;
+      f.ids = encode_prompt(ctx, f.prompt);
+      return f;
+    }
+    auto [context, question, answer_prefix] = item.kvpress_split
+                                                  ? std::array<std::string, 3>{item.kvpress_split->first, item.kvpress_split->second, item.answer_prefix}
+                                                  : kvpress_split(config_.name, item.input + item.answer_prefix);
+    if (ctx.param<bool>("query_aware")) context += question, question.clear();
+    const KvpressParts parts = kvpress_parts(context, question, answer_prefix, chat, *ctx.tokenizer);
+    KvpressIds kv = kvpress_ids(*ctx.tokenizer, parts, std::numeric_limits<int64_t>::max());
+    f.ids = std::move(kv.context);
+    f.question_ids = std::move(kv.question);
+    f.prompt = parts.context + parts.question;
+    if (!f.dec.stop_strings.empty()) throw std::invalid_argument("ruler: stop_words are call_api.py's; the kvpress pipeline stops at EOS only");
+    f.dec.stop_token_ids.assign(ctx.tokenizer->stop_ids().begin(), ctx.tokenizer->stop_ids().end());  // generation_config's eos_token_id
+    return f;
+  }
+
   // RULER counts the prompt without the BOS the model is fed: the default leaves room for it.
   int64_t max_seq_length(const TaskContext& ctx) const {
     return ctx.param_or<int64_t>("max_seq_length", ctx.max_context() - static_cast<int64_t>(ctx.tokenizer->encode("", true).size()));

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <stdexcept>
 
 namespace kvbench::tasks {
@@ -43,20 +44,41 @@ void meter(const TaskContext& ctx, models::InferenceSession& session, int64_t pr
 }
 }  // namespace
 
-Completion complete_after_context(const TaskContext& ctx, const std::vector<int64_t>& context,
-                                  const std::vector<int64_t>& question, const DecodingSettings& decoding) {
+struct CompressOnce::Held {
+  std::unique_ptr<policies::Policy> policy;
+  std::unique_ptr<models::InferenceSession> session;
+  std::vector<int64_t> context;
+  models::InferenceSession::Checkpoint compressed;  // the cache right after the context
+  torch::Tensor logits;                               // what the context's last token predicts
+};
+
+CompressOnce::CompressOnce(const TaskContext& ctx) : ctx_(ctx) {}
+CompressOnce::~CompressOnce() = default;
+
+Completion CompressOnce::answer(const std::vector<int64_t>& context, const std::vector<int64_t>& question,
+                                const DecodingSettings& decoding) {
   if (decoding.temperature != 0 || !decoding.stop_strings.empty() || decoding.min_new_tokens != 0)
-    throw std::invalid_argument("complete_after_context decodes greedily with stop tokens only");
+    throw std::invalid_argument("kvpress's pipeline decodes greedily with stop tokens only");
   using clock = std::chrono::steady_clock;
-  auto policy = ctx.make_policy();
-  models::InferenceSession session(*ctx.model, policy.get(), ctx.session_options());
-  const int64_t prompt_tokens = static_cast<int64_t>(context.size() + question.size());
-  if (ctx.observer) ctx.observer->begin(session, prompt_tokens);
-  std::vector<int64_t> stops = decoding.stop_token_ids;
-  if (decoding.stop_at_eos) stops.push_back(ctx.tokenizer->eos_id());
-  models::GenerationResult out;
+  const models::SessionOptions options = ctx_.session_options();
+  const bool reuse = held_ && held_->context == context && options.protocol == models::Protocol::kOneShot && !ctx_.observer;
   auto t0 = clock::now();
-  torch::Tensor logits = session.prefill(context).squeeze(0);
+  if (!reuse) {
+    held_ = std::make_unique<Held>();
+    held_->policy = ctx_.make_policy();
+    held_->session = std::make_unique<models::InferenceSession>(*ctx_.model, held_->policy.get(), options);
+    held_->context = context;
+    if (ctx_.observer) ctx_.observer->begin(*held_->session, static_cast<int64_t>(context.size() + question.size()));
+    held_->logits = held_->session->prefill(context).squeeze(0).clone();
+    held_->compressed = held_->session->checkpoint();
+    ++prefills_;
+  }
+  models::InferenceSession& session = *held_->session;
+  const int64_t fed = (reuse ? 0 : static_cast<int64_t>(context.size())) + static_cast<int64_t>(question.size());
+  std::vector<int64_t> stops = decoding.stop_token_ids;
+  if (decoding.stop_at_eos) stops.push_back(ctx_.tokenizer->eos_id());
+  models::GenerationResult out;
+  torch::Tensor logits = held_->logits;
   for (int64_t id : question) logits = session.step(id);
   auto t1 = clock::now();
   out.prefill_seconds = std::chrono::duration<double>(t1 - t0).count();
@@ -68,13 +90,34 @@ Completion complete_after_context(const TaskContext& ctx, const std::vector<int6
     logits = session.step(next);
   }
   out.decode_seconds = std::chrono::duration<double>(clock::now() - t1).count();
-  if (ctx.observer) ctx.observer->end(session, prompt_tokens);
-  meter(ctx, session, prompt_tokens, out);
+  const int64_t prompt_tokens = static_cast<int64_t>(context.size() + question.size());
+  if (ctx_.observer) ctx_.observer->end(session, prompt_tokens);
+  meter(ctx_, session, fed, out);
+  if (options.protocol == models::Protocol::kOneShot) session.rollback(held_->compressed);
+  else held_.reset();  // the answer evicted: the next question prefills again
   Completion c;
   c.tokens = out.tokens;
   c.prompt_tokens = prompt_tokens;
-  c.text = ctx.tokenizer->decode({out.tokens.begin(), out.tokens.end()});
+  c.text = ctx_.tokenizer->decode({out.tokens.begin(), out.tokens.end()});
   return c;
+}
+
+Completion complete_after_context(const TaskContext& ctx, const std::vector<int64_t>& context,
+                                  const std::vector<int64_t>& question, const DecodingSettings& decoding) {
+  return CompressOnce(ctx).answer(context, question, decoding);
+}
+
+std::vector<size_t> grouped_by_context(const std::vector<std::vector<int64_t>>& contexts) {
+  std::map<std::vector<int64_t>, size_t> group_of;  // context -> group number, by first appearance
+  std::vector<std::vector<size_t>> groups;
+  for (size_t i = 0; i < contexts.size(); ++i) {
+    auto [it, fresh] = group_of.emplace(contexts[i], groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(i);
+  }
+  std::vector<size_t> order;
+  for (const auto& g : groups) order.insert(order.end(), g.begin(), g.end());
+  return order;
 }
 
 Completion complete(const TaskContext& ctx, const std::vector<int64_t>& prompt, const DecodingSettings& decoding) {

@@ -1,6 +1,7 @@
 #pragma once
 // Generate-and-score: one prompt through the job's policy/protocol, greedy unless the task says
 // otherwise, cut at the task's stop strings.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,11 +29,34 @@ struct Completion {
 // Runs the prompt (already tokenised, BOS included) and returns the completion text.
 Completion complete(const TaskContext& ctx, const std::vector<int64_t>& prompt, const DecodingSettings& decoding);
 
-// kvpress's pipeline: `context` is prefilled under the job's protocol (the policy compresses it),
-// then `question` is fed token by token without prefill compression (under the oneshot protocol
-// nothing is evicted after the context), and the answer is decoded greedily from there.
+// kvpress's pipeline and its compress-once protocol: a context is prefilled under the job's
+// protocol (the policy compresses it) once; each question is then fed token by token after it,
+// answered greedily, and the cache rolled back to the compressed context for the next question.
+// Under the oneshot protocol nothing is evicted after the prefill, so every answer equals the one a
+// separate prefill of the same context gives; under stream/decode (eviction while answering) each
+// question gets its own prefill. prefills() counts the prefills run.
+class CompressOnce {
+ public:
+  explicit CompressOnce(const TaskContext& ctx);
+  ~CompressOnce();
+  Completion answer(const std::vector<int64_t>& context, const std::vector<int64_t>& question,
+                    const DecodingSettings& decoding);
+  int64_t prefills() const { return prefills_; }
+
+ private:
+  struct Held;
+  const TaskContext& ctx_;
+  std::unique_ptr<Held> held_;  // the last context's session, rolled back after each answer
+  int64_t prefills_ = 0;
+};
+
+// One question after one context (a CompressOnce used once).
 Completion complete_after_context(const TaskContext& ctx, const std::vector<int64_t>& context,
                                   const std::vector<int64_t>& question, const DecodingSettings& decoding);
+
+// Indices of `contexts` with equal contexts made adjacent: groups in order of first appearance,
+// each group in its original order (kvpress answers every question of one context together).
+std::vector<size_t> grouped_by_context(const std::vector<std::vector<int64_t>>& contexts);
 
 // Tokenises with BOS.
 std::vector<int64_t> encode_prompt(const TaskContext& ctx, const std::string& text);

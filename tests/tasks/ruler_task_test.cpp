@@ -140,6 +140,46 @@ TEST(RulerTask, KvpressPipelineSplitsTheSampleAsKvpressDoes) {
             std::string::npos);
 }
 
+// kvpress's compress-once protocol: the rows that share a context are answered from one prefill
+// (grouped, in order of first appearance), each answer what a job with that row alone gives: with
+// the full cache and with a compressing policy. Under the decode protocol (eviction while
+// answering) every question prefills its context again.
+TEST(RulerTask, KvpressAnswersEveryQuestionOfAContextFromOnePrefill) {
+  const nlohmann::json expected = first_recorded("stories260K/1024/niah_single_1.jsonl");
+  const std::string input = expected["input"];
+  const size_t q = input.rfind("What is the special magic");
+  const std::string context = input.substr(0, q), other_context = input.substr(input.find(". ") + 2, q - input.find(". ") - 2);
+  auto row = [&](const std::string& c, const std::string& question) {
+    return nlohmann::json{{"context", c}, {"question", question}, {"answer_prefix", expected["answer_prefix"]},
+                          {"answer", expected["outputs"]}, {"task", "niah_single_1"}, {"max_new_tokens", 6}};
+  };
+  const std::vector<nlohmann::json> rows{row(context, input.substr(q)), row(other_context, input.substr(q)),
+                                         row(context, "What is the special magic number for zebra mentioned in the provided text?")};
+  ScratchDir dir("ruler_once");
+  auto write = [&](const std::string& name, const std::vector<nlohmann::json>& lines) {
+    std::ofstream out(dir.path() + "/" + name);
+    for (const auto& l : lines) out << l.dump() << "\n";
+    return dir.path() + "/" + name;
+  };
+  const std::string all = write("all.jsonl", rows);
+  for (const auto& [policy, protocol] : std::vector<std::pair<std::string, std::string>>{
+           {"full", "oneshot"}, {"snapkv", "oneshot"}, {"h2o", "decode"}}) {
+    auto job = [&](const std::string& file) {
+      return run_task({{"task", "ruler/niah_single_1"}, {"policy", policy}, {"budget", "64"}, {"protocol", protocol},
+                       {"task_params", {{"data_file", file}, {"pipeline", "kvpress"}}}});
+    };
+    const nlohmann::json r = job(all);
+    EXPECT_EQ(r["metrics"]["prefills"], protocol == "oneshot" ? 2 : 3) << policy;
+    ASSERT_EQ(r["examples"].size(), 3u);
+    const std::vector<size_t> run_order{0, 2, 1};  // the two questions on `context` together
+    for (size_t i = 0; i < 3; ++i) {
+      const nlohmann::json alone = job(write("row" + std::to_string(i) + ".jsonl", {rows[run_order[i]]}));
+      EXPECT_EQ(r["examples"][i]["prediction"], alone["examples"][0]["prediction"]) << policy << " row " << run_order[i];
+      EXPECT_EQ(r["examples"][i]["id"], std::to_string(run_order[i]));
+    }
+  }
+}
+
 // ruler/all: the chosen tasks in order, each example tagged with its task, `average` the mean of
 // their string_match; a file without the task of each row is refused there.
 TEST(RulerTask, AllRunsTheChosenTasksAndAveragesTheirScores) {
