@@ -238,6 +238,22 @@ double math_calc(const std::string& pred, const json& label_in, const std::strin
   return static_cast<double>(count) / static_cast<double>(label.size());
 }
 
+// re.search(r"\b[A-D]\b(?!.*\b[A-D]\b)", pred): the first standalone letter A-D (Unicode word
+// boundaries) with no other standalone one after it before the end of its line.
+std::string last_standalone_choice(const std::string& pred) {
+  const std::u32string c = utf8_decode(pred);
+  auto standalone = [&](std::size_t i) {
+    return c[i] >= U'A' && c[i] <= U'D' && (i == 0 || !python_re_word(c[i - 1])) && (i + 1 == c.size() || !python_re_word(c[i + 1]));
+  };
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    if (!standalone(i)) continue;
+    bool later = false;
+    for (std::size_t j = i + 1; j < c.size() && c[j] != U'\n' && !later; ++j) later = standalone(j);
+    if (!later) return utf8_encode(c[i]);
+  }
+  return "";
+}
+
 }  // namespace
 
 const std::vector<std::string>& infinitebench_tasks() {
@@ -274,6 +290,35 @@ double infinitebench_score_one(const std::string& task, const std::string& pred,
     return scorer.score(reference, pred).at("rougeLsum").fmeasure;
   }
   throw std::invalid_argument("unknown InfiniteBench task '" + task + "'");
+}
+
+bool infinitebench_kvpress_scores(const std::string& task) {
+  static const std::vector<std::string> scored = {"passkey",         "number_string",   "kv_retrieval",       "longbook_choice_eng",
+                                                  "longbook_qa_eng", "longbook_qa_chn", "longdialogue_qa_eng"};
+  return std::find(scored.begin(), scored.end(), task) != scored.end();
+}
+
+double infinitebench_kvpress_score_one(const std::string& task, const std::string& pred, const json& label) {
+  if (!infinitebench_kvpress_scores(task))
+    throw std::invalid_argument("kvpress's calculate_metrics.py cannot score " + task +
+                                " on its dataset's string labels (it raises, or compares a string with a number); use InfiniteBench's scorer");
+  if (task == "longbook_choice_eng") {
+    const std::string letter = last_standalone_choice(python_strip(pred));
+    if (!letter.empty() && label_contains(label, letter)) return 1;
+  }
+  if (task == "longdialogue_qa_eng") {
+    auto upper = [](const std::string& s) {
+      std::u32string u = utf8_decode(s);
+      for (auto& ch : u) ch = static_cast<char32_t>(utf8proc_toupper(static_cast<utf8proc_int32_t>(ch)));
+      return utf8_encode(u);
+    };
+    const std::string p = upper(python_strip(pred));
+    for (const std::string& item : string_labels(label, "longdialogue_qa_eng"))
+      if (p.find(upper(item)) != std::string::npos) return 1;
+    return 0;
+  }
+  if (task == "kv_retrieval") return kv_retrieval(pred, first_if_list(label));  // its `label = label[0]`
+  return infinitebench_score_one(task, pred, label, "dummy_model");
 }
 
 }  // namespace kvbench::metrics

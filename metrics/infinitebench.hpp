@@ -17,4 +17,16 @@ const std::vector<std::string>& infinitebench_tasks();
 double infinitebench_score_one(const std::string& task, const std::string& prediction, const nlohmann::json& label,
                                const std::string& model_name);
 
+// kvpress's copy of the scorers (NVIDIA/kvpress evaluation/benchmarks/infinite_bench/
+// calculate_metrics.py) on kvpress's labels (a list of strings; the choice tasks' letter alone).
+// It differs on longbook_choice_eng (the last standalone letter A-D of a line is read first),
+// longdialogue_qa_eng (any label, upper-cased, inside the upper-cased prediction) and kv_retrieval
+// (a list label's first element, where the official code looks for the list itself: 0); elsewhere
+// it is the official scorer. Where kvpress's code cannot score a task as its dataset hands it the labels
+// (code_run compares a string with an int: always 0; code_debug reads label[1] of a one-letter
+// list; math_find and math_calc reject the string labels; longbook_sum_eng asserts) this throws
+// std::invalid_argument saying so: infinitebench_kvpress_scores() is false there.
+bool infinitebench_kvpress_scores(const std::string& task);
+double infinitebench_kvpress_score_one(const std::string& task, const std::string& prediction, const nlohmann::json& label);
+
 }  // namespace kvbench::metrics

@@ -5,6 +5,7 @@
 
 #include "tasks/chat_template.hpp"
 #include "tasks/prompt_truncation.hpp"
+#include "tasks/python_str.hpp"
 
 namespace kvbench::tasks::longbench {
 
@@ -37,29 +38,7 @@ const std::vector<std::pair<std::string, std::vector<std::string>>>& categories(
 }
 
 std::string format_prompt(const std::string& prompt_template, const datasets::JsonRecord& record) {
-  std::string out;
-  out.reserve(prompt_template.size() + 4096);
-  for (size_t i = 0; i < prompt_template.size(); ++i) {
-    const char c = prompt_template[i];
-    if (c == '{' && i + 1 < prompt_template.size() && prompt_template[i + 1] == '{') {
-      out += '{';
-      ++i;
-    } else if (c == '}' && i + 1 < prompt_template.size() && prompt_template[i + 1] == '}') {
-      out += '}';
-      ++i;
-    } else if (c == '{') {
-      const size_t close = prompt_template.find('}', i);
-      if (close == std::string::npos)
-        throw std::invalid_argument("LongBench prompt template: single '{' encountered at offset " + std::to_string(i));
-      out += record.string_field(prompt_template.substr(i + 1, close - i - 1));
-      i = close;
-    } else if (c == '}') {
-      throw std::invalid_argument("LongBench prompt template: single '}' encountered at offset " + std::to_string(i));
-    } else {
-      out += c;
-    }
-  }
-  return out;
+  return python_format(prompt_template, [&](const std::string& name) { return record.string_field(name); });
 }
 
 PreparedPrompt prepare_prompt(const models::Tokenizer& tokenizer, const std::string& subset,

@@ -40,6 +40,19 @@ TruncatedText truncate_middle_v2(const models::Tokenizer& tokenizer, const std::
   return out;
 }
 
+TruncatedText truncate_middle_infinitebench(const models::Tokenizer& tokenizer, const std::string& prompt, int64_t max_length) {
+  check(max_length);
+  std::vector<int> ids = tokenizer.encode(prompt, /*add_bos=*/true);
+  TruncatedText out{prompt, static_cast<int64_t>(ids.size()), false};
+  if (out.original_tokens > max_length) {
+    const auto split = static_cast<std::ptrdiff_t>(max_length / 2);
+    ids.erase(ids.begin() + split, ids.end() - split);
+    out.truncated = true;
+  }
+  out.text = decode_range(tokenizer, ids, 0, ids.size());
+  return out;
+}
+
 TruncatedText truncate_right(const models::Tokenizer& tokenizer, const std::string& prompt, int64_t max_length) {
   check(max_length);
   const std::vector<int> ids = tokenizer.encode(prompt, /*add_bos=*/true);

@@ -27,6 +27,13 @@ TruncatedText truncate_middle(const models::Tokenizer& tokenizer, const std::str
 // max_length gives the tail the extra token) decoded once, special tokens skipped.
 TruncatedText truncate_middle_v2(const models::Tokenizer& tokenizer, const std::string& prompt, int64_t max_length);
 
+// InfiniteBench eval_yarn_mistral.py truncate_by_tokens (eval_chatglm.py and eval_yi_200k.py hold
+// copies): ids = tok.encode(prompt) (BOS included); if longer than max_length,
+// ids[:max_length//2] + ids[-(max_length//2):] (an odd max_length keeps one token less). The ids
+// are decoded back (special tokens skipped) whether cut or not, so the text is the tokenizer's
+// round trip of the prompt even when it fits.
+TruncatedText truncate_middle_infinitebench(const models::Tokenizer& tokenizer, const std::string& prompt, int64_t max_length);
+
 // Keeps the first max_length tokens (BOS included) and decodes them (HELM's truncate_from_right).
 TruncatedText truncate_right(const models::Tokenizer& tokenizer, const std::string& prompt, int64_t max_length);
 

@@ -39,6 +39,31 @@ TEST(InfiniteBench, ScoresEveryRecordedPredictionAsComputeScores) {
   EXPECT_GT(examples, 1000);
 }
 
+// kvpress's copy (calculate_metrics.py) on kvpress's labels, recorded by
+// scripts/infinitebench_reference/record_kvpress_scores.py: every scored case and the mean; the
+// tasks its code cannot score (it raises, or code_run compares '4' with 4: always 0) are refused.
+TEST(InfiniteBench, KvpressScoresEveryRecordedCaseAsCalculateMetrics) {
+  const nlohmann::json g = test::load_fixture("infinitebench/kvpress_scores.json");
+  int cases = 0;
+  for (const auto& [task, t] : g["tasks"].items()) {
+    if (t.contains("error") || task == "code_run") {
+      EXPECT_FALSE(infinitebench_kvpress_scores(task)) << task;
+      EXPECT_THROW(infinitebench_kvpress_score_one(task, "4", nlohmann::json::array({"4"})), std::invalid_argument) << task;
+      continue;
+    }
+    EXPECT_TRUE(infinitebench_kvpress_scores(task)) << task;
+    double sum = 0;
+    for (const auto& c : t["cases"]) {
+      const double got = infinitebench_kvpress_score_one(task, c["prediction"].get<std::string>(), c["label"]);
+      EXPECT_EQ(got, c["score"].get<double>()) << task << ": " << c["prediction"].dump().substr(0, 200) << " vs " << c["label"].dump();
+      sum += got;
+      ++cases;
+    }
+    EXPECT_DOUBLE_EQ(sum / static_cast<double>(t["cases"].size()), t["calculate_metrics"].get<double>()) << task;
+  }
+  EXPECT_GT(cases, 1000);
+}
+
 TEST(InfiniteBench, UnknownTasksAndBadLabelsAreErrors) {
   EXPECT_THROW(infinitebench_score_one("nope", "x", "y", "m"), std::invalid_argument);
   EXPECT_THROW(infinitebench_score_one("math_find", "3.5", nlohmann::json::array({3}), "m"), std::invalid_argument);
