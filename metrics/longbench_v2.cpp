@@ -1,6 +1,7 @@
 #include "metrics/longbench_v2.hpp"
 
 #include "metrics/longbench_metrics.hpp"
+#include "metrics/python_str.hpp"
 
 namespace kvbench::metrics {
 namespace {
@@ -47,6 +48,11 @@ LongBenchV2Accuracy longbench_v2_accuracy(const std::vector<LongBenchV2Judged>& 
   out.easy = pct(easy_acc, easy), out.hard = pct(hard_acc, hard);
   out.short_ = pct(short_acc, short_), out.medium = pct(medium_acc, medium), out.long_ = pct(long_acc, long_);
   return out;
+}
+
+bool longbench_v2_kvpress_correct(const std::string& response, const std::string& answer) {
+  const std::string r = python_replace(response, "*", "");
+  return r.find(kLead + "(" + answer + ")") != std::string::npos || r.find(kLead + answer) != std::string::npos;
 }
 
 }  // namespace kvbench::metrics

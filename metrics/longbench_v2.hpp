@@ -23,6 +23,11 @@ struct LongBenchV2Judged {
 struct LongBenchV2Accuracy {
   std::optional<double> overall, easy, hard, short_, medium, long_;
 };
+// kvpress's score (evaluation/benchmarks/longbenchv2/calculate_metrics.py): asterisks removed, then
+// "The correct answer is (X)" or "The correct answer is X" anywhere in the response, X the answer.
+// Unlike extract_answer it never reads the first answer given: any occurrence of the right one counts.
+bool longbench_v2_kvpress_correct(const std::string& response, const std::string& answer);
+
 LongBenchV2Accuracy longbench_v2_accuracy(const std::vector<LongBenchV2Judged>& items, bool compensated);
 
 }  // namespace kvbench::metrics

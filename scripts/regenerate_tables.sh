@@ -46,7 +46,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 # One data root for every job: ../shared/data plus the fixtures in the official formats for what
-# is not staged (LongBench passage_count, the lm-eval tasks, LongBench-v2), as symbolic links under build/.
+# is not staged (LongBench passage_count, the lm-eval tasks, LongBench-v2, InfiniteBench), as symbolic links under build/.
 DATA=build/regen_data
 if ((!RESUME)) || [ ! -d "$DATA" ]; then
   rm -rf "$DATA"
@@ -59,6 +59,7 @@ if ((!RESUME)) || [ ! -d "$DATA" ]; then
   ln -s "$(realpath tests/fixtures/lm_eval)" "$DATA/lm_eval"
   mkdir -p "$DATA/longbench_v2"
   ln -s "$(realpath tests/fixtures/longbench_v2/data_fixture.json)" "$DATA/longbench_v2/data.json"
+  ln -s "$(realpath tests/fixtures/infinitebench/data)" "$DATA/infinitebench"
 fi
 COMMON="data_root=$DATA"
 

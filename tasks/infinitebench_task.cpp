@@ -8,7 +8,6 @@
 // context prefilled and compressed once, each of its questions + answer prefix answered from that
 // cache, max new tokens + 20, scored by kvpress's calculate_metrics.py.
 #include <algorithm>
-#include <map>
 #include <numeric>
 
 #include "datasets/data_root.hpp"
@@ -151,7 +150,7 @@ class InfiniteBenchTask : public Task {
   std::vector<Fed> prepare_kvpress(const TaskContext& ctx, const std::vector<ib::Record>& records, const std::string& scorer) const {
     std::vector<Fed> fed;
     std::vector<KvpressParts> parts;
-    std::map<std::string, int64_t> room;  // context text -> tokens it may keep
+    std::vector<int64_t> max_new_tokens;
     for (const ib::Record& r : records) {
       const ib::KvpressRow row = ib::kvpress_row(r, task_);
       Fed& f = fed.emplace_back();
@@ -160,22 +159,17 @@ class InfiniteBenchTask : public Task {
       f.label = scorer == "kvpress" ? nlohmann::json(row.answer) : ib::ground_truth(r, task_);
       std::string context = row.context, question = row.question;
       if (ctx.param<bool>("query_aware")) context += question, question.clear();
-      const KvpressParts& p = parts.emplace_back(kvpress_parts(context, question, row.answer_prefix, chat(ctx), *ctx.tokenizer));
-      const int64_t question_tokens = static_cast<int64_t>(ctx.tokenizer->encode(p.question, false).size());
-      const int64_t left = ctx.max_context() - question_tokens - f.dec.max_new_tokens;
-      if (!ctx.given("max_context_length") && left < 1)
-        throw std::invalid_argument("infinitebench/" + task_ + " (kvpress): the question (" + std::to_string(question_tokens) + " tokens) and " +
-                                    std::to_string(f.dec.max_new_tokens) + " new tokens leave no room in the model's context; set max_context_length");
-      auto [it, fresh] = room.emplace(p.context, left);
-      if (!fresh) it->second = std::min(it->second, left);
+      parts.push_back(kvpress_parts(context, question, row.answer_prefix, chat(ctx), *ctx.tokenizer));
+      max_new_tokens.push_back(f.dec.max_new_tokens);
     }
+    const std::optional<int64_t> limit = ctx.given("max_context_length") ? std::optional<int64_t>(ctx.param_or<int64_t>("max_context_length", 0)) : std::nullopt;
+    std::vector<KvpressIds> ids = kvpress_ids_by_context(*ctx.tokenizer, parts, max_new_tokens, ctx.max_context(), limit, "infinitebench/" + task_);
     for (size_t i = 0; i < fed.size(); ++i) {
       Fed& f = fed[i];
-      KvpressIds ids = kvpress_ids(*ctx.tokenizer, parts[i], ctx.param_or<int64_t>("max_context_length", room.at(parts[i].context)));
-      f.ids = std::move(ids.context);
-      f.question_ids = std::move(ids.question);
-      f.original_tokens = ids.original_context_tokens;
-      f.truncated = ids.truncated;
+      f.ids = std::move(ids[i].context);
+      f.question_ids = std::move(ids[i].question);
+      f.original_tokens = ids[i].original_context_tokens;
+      f.truncated = ids[i].truncated;
       f.prompt = ctx.tokenizer->decode(std::vector<int>(f.ids.begin(), f.ids.end())) + parts[i].question;
     }
     return fed;

@@ -1,6 +1,7 @@
 #include "tasks/kvpress_prompt.hpp"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #include "models/model_chat_template.hpp"
@@ -47,6 +48,24 @@ KvpressIds kvpress_ids(const models::Tokenizer& tokenizer, const KvpressParts& p
   ids.truncated = ids.original_context_tokens > max_context_length;
   ids.context.assign(context.begin(), context.begin() + std::min<int64_t>(max_context_length, ids.original_context_tokens));
   ids.question.assign(question.begin(), question.end());
+  return ids;
+}
+
+std::vector<KvpressIds> kvpress_ids_by_context(const models::Tokenizer& tokenizer, const std::vector<KvpressParts>& parts,
+                                               const std::vector<int64_t>& max_new_tokens, int64_t model_context,
+                                               std::optional<int64_t> max_context_length, const std::string& task) {
+  std::map<std::string, int64_t> room;  // context text -> the tokens it may keep
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const int64_t question_tokens = static_cast<int64_t>(tokenizer.encode(parts[i].question, false).size());
+    const int64_t left = model_context - question_tokens - max_new_tokens.at(i);
+    if (!max_context_length && left < 1)
+      throw std::invalid_argument(task + " (kvpress): the question (" + std::to_string(question_tokens) + " tokens) and " +
+                                  std::to_string(max_new_tokens[i]) + " new tokens leave no room in the model's context; set max_context_length");
+    auto [it, fresh] = room.emplace(parts[i].context, left);
+    if (!fresh) it->second = std::min(it->second, left);
+  }
+  std::vector<KvpressIds> ids;
+  for (const KvpressParts& p : parts) ids.push_back(kvpress_ids(tokenizer, p, max_context_length.value_or(room.at(p.context))));
   return ids;
 }
 

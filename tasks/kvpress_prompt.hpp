@@ -6,6 +6,7 @@
 // context + a separator and split there (the part after the separator is the suffix); the model's
 // own template is rendered with enable_thinking=False, pipeline.py's default.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,5 +31,14 @@ struct KvpressIds {
 };
 // The context cut to max_context_length tokens from the right, as pipeline.py does.
 KvpressIds kvpress_ids(const models::Tokenizer& tokenizer, const KvpressParts& parts, int64_t max_context_length);
+
+// Every row's ids when several rows may share a context: each context cut to max_context_length
+// tokens, by default to what the model's context (`model_context`) leaves for the longest question
+// asked of that context plus its max_new_tokens: one length per context, so that its questions still
+// share one prefill (kvpress cuts to a fixed max_context_length: the tokenizer's model_max_length).
+// Throws naming `task` when a question and its answer leave no room.
+std::vector<KvpressIds> kvpress_ids_by_context(const models::Tokenizer& tokenizer, const std::vector<KvpressParts>& parts,
+                                               const std::vector<int64_t>& max_new_tokens, int64_t model_context,
+                                               std::optional<int64_t> max_context_length, const std::string& task);
 
 }  // namespace kvbench::tasks

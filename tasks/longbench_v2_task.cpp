@@ -8,6 +8,8 @@
 // letter; an empty output drops the question as pred.py's `continue` does. Accuracy overall /
 // easy / hard / short / medium / long as result.py prints it (round(100 x, 1)).
 #include <algorithm>
+#include <map>
+#include <optional>
 
 #include "datasets/data_root.hpp"
 #include "datasets/json_parse.hpp"
@@ -18,6 +20,9 @@
 #include "tasks/chat_template.hpp"
 #include "tasks/engines/generation_engine.hpp"
 #include "tasks/longbench_v2_prompt.hpp"
+#include "tasks/scored_mean.hpp"
+#include "tasks/python_str.hpp"
+#include "tasks/kvpress_prompt.hpp"
 #include "tasks/prompt_truncation.hpp"
 #include "tasks/shared_params.hpp"
 #include "tasks/task_registry.hpp"
@@ -95,20 +100,29 @@ class LongBenchV2Task : public Task {
 
   params::Params parameters() const override {
     using params::Param;
-    return {Param::flag("cot", false, "pred.py --cot: think first (1024 tokens), then answer with the cot_ans template"),
+    return {Param::choice("pipeline", "pred_py", {"pred_py", "kvpress"},
+                          "LongBench-v2's pred.py, or kvpress's protocol (its 0shot rows, the context compressed once, the question after it)"),
+            Param::flag("cot", false, "pred.py --cot: think first (1024 tokens), then answer with the cot_ans template"),
             Param::flag("no_context", false, "pred.py --no_context: the question without the document"),
             Param::integer("rag", 0, "pred.py --rag N: the first N retrieved chunks instead of the document (needs retrieved_context)", 0),
-            Param::integer("max_length", nullptr, "prompt tokens kept (pred.py: model2maxlen; default: the model's context less max_new_tokens)", 2),
-            Param::integer("max_new_tokens", 128, "answer tokens (cot's first query: cot_max_new_tokens)", 1),
+            Param::integer("max_length", nullptr, "pred.py: prompt tokens kept (model2maxlen; default: the model's context less max_new_tokens)", 2),
+            Param::integer("max_new_tokens", nullptr, "answer tokens (default: pred.py's 128, kvpress's 16; cot's first query: cot_max_new_tokens)", 1),
             Param::integer("cot_max_new_tokens", 1024, "cot: the first query's tokens", 1),
-            Param::number("temperature", 0.1, "sampling temperature (pred.py: 0.1; 0 = greedy)", 0),
+            Param::number("temperature", 0.1, "pred.py's sampling temperature (0 = greedy; kvpress decodes greedily)", 0),
             Param::flag("compensated", false, "result.py's compensated: a missing answer counts 0.25"),
-            chat_template_param("the chat template around the prompt (pred.py: the served model's own; none for base models)", kModelChatTemplate),
+            chat_template_param("the chat template (default: pred.py's served model's own; kvpress: the model's own when its tokenizer has one, else none)", nullptr),
+            Param::integer("max_context_length", nullptr, "kvpress: context tokens kept from the head (default: what the model's context leaves for the question and max_new_tokens)", 1),
+            Param::flag("query_aware", false, "kvpress: the question is appended to the context before compression"),
             Param::text("data_file", kDataFile, "data.json (a JSON list) or the same records as JSONL, relative to the data root"),
             record_prompts_param()};
   }
 
   void check_params(const nlohmann::json& p) const override {
+    const bool kvpress = p.value("pipeline", "pred_py") == "kvpress";
+    for (const char* key : {"cot", "no_context", "rag", "max_length", "cot_max_new_tokens", "temperature", "compensated"})
+      if (kvpress && p.contains(key)) throw std::invalid_argument(std::string("longbench_v2: ") + key + " is pred.py's; the kvpress pipeline does not read it");
+    for (const char* key : {"max_context_length", "query_aware"})
+      if (!kvpress && p.contains(key)) throw std::invalid_argument(std::string("longbench_v2: ") + key + " is read by the kvpress pipeline only");
     const int modes = (p.value("cot", false) ? 1 : 0) + (p.value("no_context", false) ? 1 : 0) + (p.value("rag", 0) > 0 ? 1 : 0);
     if (modes > 1) throw std::invalid_argument("longbench_v2: cot, no_context and rag are pred.py's alternative templates: choose one");
     if (p.contains("cot_max_new_tokens") && !p.value("cot", false)) throw std::invalid_argument("longbench_v2: cot_max_new_tokens is read with cot only");
@@ -119,13 +133,14 @@ class LongBenchV2Task : public Task {
   }
 
   TaskOutput run(const TaskContext& ctx) const override {
+    if (ctx.param<std::string>("pipeline") == "kvpress") return run_kvpress(ctx);
     const bool cot = ctx.param<bool>("cot"), no_context = ctx.param<bool>("no_context");
     const int64_t rag = ctx.param<int64_t>("rag");
     const std::string mode = rag > 0 ? "0shot_rag" : no_context ? "0shot_no_context" : cot ? "0shot_cot" : "0shot";
     const std::string tmpl = template_text(mode), cot_ans = cot ? template_text("0shot_cot_ans") : "";
-    const std::string chat = ctx.param<std::string>("chat_template");
+    const std::string chat = ctx.param_or<std::string>("chat_template", kModelChatTemplate);
     DecodingSettings dec;
-    dec.max_new_tokens = ctx.param<int64_t>("max_new_tokens");
+    dec.max_new_tokens = ctx.param_or<int64_t>("max_new_tokens", 128);
     dec.temperature = ctx.param<double>("temperature");
     DecodingSettings first = dec;
     first.max_new_tokens = ctx.param<int64_t>("cot_max_new_tokens");
@@ -171,10 +186,53 @@ class LongBenchV2Task : public Task {
     auto num = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
     return loop.finish({{"overall", num(a.overall)}, {"easy", num(a.easy)}, {"hard", num(a.hard)}, {"short", num(a.short_)},
                         {"medium", num(a.medium)}, {"long", num(a.long_)}, {"scored", judged.size()}, {"dropped", dropped}},
-                       {{"template", mode}, {"max_length", max_length}});
+                       {{"template", mode}, {"max_length", max_length}, {"max_new_tokens", dec.max_new_tokens}, {"chat_template", chat}});
   }
 
  private:
+  // kvpress (evaluation/benchmarks/longbenchv2): the item as its create_huggingface_dataset.py
+  // makes the 0shot row (data/longbench_v2/kvpress.json), kvpress's assembly and compress-once
+  // protocol, greedy, scored by its calculate_metrics.py: means overall (average) and by difficulty
+  // and length, as fractions.
+  TaskOutput run_kvpress(const TaskContext& ctx) const {
+    const nlohmann::json kv = datasets::read_json_file(datasets::bundled_data_dir() + "/longbench_v2/kvpress.json");
+    const std::string chat = ctx.param_or<std::string>("chat_template", ctx.tokenizer->config().chat_template ? kModelChatTemplate : "none");
+    const auto items = read_items(data_files(ctx).front(), ctx.limit);
+    ExampleLoop loop(ctx, static_cast<int64_t>(items.size()));
+    std::vector<KvpressParts> parts;
+    for (const auto& [where, item] : items) {
+      const std::string context = python_format(kv.at("context_template").get<std::string>(), [&](const std::string&) { return field(item, "context", where); });
+      const std::string question = python_format(kv.at("question_template").get<std::string>(), [&](const std::string& name) {
+        return field(item, name.size() == 1 ? ("choice_" + name).c_str() : name.c_str(), where);
+      });
+      const bool aware = ctx.param<bool>("query_aware");
+      parts.push_back(kvpress_parts(aware ? context + question : context, aware ? "" : question, kv.at("answer_prefix"), chat, *ctx.tokenizer));
+    }
+    DecodingSettings dec;
+    dec.max_new_tokens = ctx.param_or<int64_t>("max_new_tokens", kv.at("max_new_tokens").get<int64_t>());
+    dec.stop_token_ids.assign(ctx.tokenizer->stop_ids().begin(), ctx.tokenizer->stop_ids().end());
+    const std::optional<int64_t> limit = ctx.given("max_context_length") ? std::optional<int64_t>(ctx.param_or<int64_t>("max_context_length", 0)) : std::nullopt;
+    const std::vector<KvpressIds> ids = kvpress_ids_by_context(*ctx.tokenizer, parts, std::vector<int64_t>(parts.size(), dec.max_new_tokens),
+                                                               ctx.max_context(), limit, "longbench_v2");
+    std::vector<std::vector<int64_t>> contexts;
+    for (const KvpressIds& i : ids) contexts.push_back(i.context);
+    CompressOnce compress_once(ctx);
+    std::map<std::string, MeanMetric> by;  // calculate_metrics: the mean overall, per difficulty and per length
+    for (size_t i : grouped_by_context(contexts)) {
+      const auto& [where, item] = items[i];
+      const Completion out = compress_once.answer(ids[i].context, ids[i].question, dec);
+      const std::string answer = field(item, "answer", where);
+      const double correct = metrics::longbench_v2_kvpress_correct(out.text, answer) ? 1.0 : 0.0;
+      for (const std::string& key : {std::string("average"), field(item, "difficulty", where), field(item, "length", where)}) by[key].add(correct);
+      loop.record({field(item, "_id", where), out.prompt_tokens, out.text, {answer}, {{"correct", correct}},
+                   {{"difficulty", field(item, "difficulty", where)}, {"length", field(item, "length", where)}, {"truncated", ids[i].truncated}},
+                   ctx.tokenizer->decode(std::vector<int>(ids[i].context.begin(), ids[i].context.end())) + parts[i].question});
+    }
+    nlohmann::json m = {{"examples", loop.recorded()}, {"prefills", compress_once.prefills()}};
+    for (const char* key : {"average", "easy", "hard", "short", "medium", "long"}) m[key] = by.count(key) ? by.at(key).value() : nlohmann::json(nullptr);
+    return loop.finish(m, {{"template", "kvpress 0shot"}, {"max_new_tokens", dec.max_new_tokens}, {"chat_template", chat}});
+  }
+
   static std::string template_text(const std::string& name) {
     const std::string path = datasets::bundled_data_dir() + "/longbench_v2/prompts/" + name + ".txt";
     return datasets::read_regular_file(path, "LongBench-v2 prompt template");

