@@ -53,14 +53,15 @@ KvpressIds kvpress_ids(const models::Tokenizer& tokenizer, const KvpressParts& p
 
 std::vector<KvpressIds> kvpress_ids_by_context(const models::Tokenizer& tokenizer, const std::vector<KvpressParts>& parts,
                                                const std::vector<int64_t>& max_new_tokens, int64_t model_context,
-                                               std::optional<int64_t> max_context_length, const std::string& task) {
+                                               std::optional<int64_t> max_context_length, const std::string& task,
+                                               const std::string& length_param) {
   std::map<std::string, int64_t> room;  // context text -> the tokens it may keep
   for (size_t i = 0; i < parts.size(); ++i) {
     const int64_t question_tokens = static_cast<int64_t>(tokenizer.encode(parts[i].question, false).size());
     const int64_t left = model_context - question_tokens - max_new_tokens.at(i);
     if (!max_context_length && left < 1)
       throw std::invalid_argument(task + " (kvpress): the question (" + std::to_string(question_tokens) + " tokens) and " +
-                                  std::to_string(max_new_tokens[i]) + " new tokens leave no room in the model's context; set max_context_length");
+                                  std::to_string(max_new_tokens[i]) + " new tokens leave no room in the model's context; set task_params." + length_param);
     auto [it, fresh] = room.emplace(parts[i].context, left);
     if (!fresh) it->second = std::min(it->second, left);
   }

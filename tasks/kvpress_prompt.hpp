@@ -36,9 +36,11 @@ KvpressIds kvpress_ids(const models::Tokenizer& tokenizer, const KvpressParts& p
 // tokens, by default to what the model's context (`model_context`) leaves for the longest question
 // asked of that context plus its max_new_tokens: one length per context, so that its questions still
 // share one prefill (kvpress cuts to a fixed max_context_length: the tokenizer's model_max_length).
-// Throws naming `task` when a question and its answer leave no room.
+// Throws naming `task` and the parameter that sets the length when a question and its answer leave
+// no room.
 std::vector<KvpressIds> kvpress_ids_by_context(const models::Tokenizer& tokenizer, const std::vector<KvpressParts>& parts,
                                                const std::vector<int64_t>& max_new_tokens, int64_t model_context,
-                                               std::optional<int64_t> max_context_length, const std::string& task);
+                                               std::optional<int64_t> max_context_length, const std::string& task,
+                                               const std::string& length_param = "max_context_length");
 
 }  // namespace kvbench::tasks

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <optional>
 
 #include "datasets/data_root.hpp"
 #include "datasets/json_parse.hpp"
@@ -94,7 +95,7 @@ void resolve_max_length(const TaskContext& ctx, SubsetSetup& s) {
     s.max_length = longbench::default_max_length(*ctx.tokenizer, ctx.max_context(), s.max_new_tokens, "none", s.subset);
     s.max_length_rule = "model context - max_new_tokens";
   } else {
-    s.max_length_rule = "model context - question tokens - max_new_tokens (per example)";
+    s.max_length_rule = "model context - the longest question of the context - max_new_tokens (per context)";
   }
 }
 
@@ -133,28 +134,10 @@ struct FedExample {
   Completion completion;
 };
 
+// pred.py's and KVCache-Factory's prompt of one record.
 FedExample prepare(const TaskContext& ctx, const SubsetSetup& s, const datasets::JsonRecord& r) {
   using longbench::Pipeline;
   FedExample f;
-  if (s.pipeline == Pipeline::Kvpress) {
-    const KvpressParts parts = longbench::kvpress_parts(s.subset, s.prompt_template, r, s.chat, *ctx.tokenizer);
-    const int64_t question_tokens = static_cast<int64_t>(ctx.tokenizer->encode(parts.question, false).size());
-    const int64_t room = s.max_length > 0 ? s.max_length : ctx.max_context() - question_tokens - s.max_new_tokens;
-    if (room < 1)
-      throw std::invalid_argument("longbench/" + s.subset + " (kvpress): the question (" + std::to_string(question_tokens) +
-                                  " tokens) and " + std::to_string(s.max_new_tokens) + " new tokens leave no room in the "
-                                  "model's context; set task_params.max_new_tokens or max_length");
-    KvpressIds ids = kvpress_ids(*ctx.tokenizer, parts, room);
-    // What is fed: kvpress cuts the context's token ids from the right; the recorded prompt is
-    // those ids decoded, the text before the cut a second field.
-    f.prompt = {ctx.tokenizer->decode(std::vector<int>(ids.context.begin(), ids.context.end())), ids.original_context_tokens,
-                ids.truncated};
-    if (ids.truncated) f.original_prompt = parts.context;
-    f.question = parts.question;
-    f.ids = std::move(ids.context);
-    f.question_ids = std::move(ids.question);
-    return f;
-  }
   f.prompt = s.pipeline == Pipeline::KvcacheFactory
                  ? longbench::kvcache_factory_prompt(*ctx.tokenizer, s.prompt_template, r, s.max_length, s.chat)
                  : longbench::prepare_prompt(*ctx.tokenizer, s.subset, s.prompt_template, r, s.max_length, s.chat);
@@ -166,13 +149,40 @@ FedExample prepare(const TaskContext& ctx, const SubsetSetup& s, const datasets:
   return f;
 }
 
+// kvpress's prompts of the records: each context cut from the right to max_length tokens, by
+// default to what the model's context leaves for its longest question and the answer (one length
+// per context). What is fed is recorded as the kept ids decoded, the text before the cut a second field.
+std::vector<FedExample> prepare_kvpress(const TaskContext& ctx, const SubsetSetup& s, const std::vector<datasets::JsonRecord>& records, int64_t n) {
+  std::vector<KvpressParts> parts;
+  for (int64_t i = 0; i < n; ++i) parts.push_back(longbench::kvpress_parts(s.subset, s.prompt_template, records[i], s.chat, *ctx.tokenizer));
+  const std::optional<int64_t> limit = s.max_length > 0 ? std::optional<int64_t>(s.max_length) : std::nullopt;
+  std::vector<KvpressIds> ids = kvpress_ids_by_context(*ctx.tokenizer, parts, std::vector<int64_t>(parts.size(), s.max_new_tokens),
+                                                       ctx.max_context(), limit, "longbench/" + s.subset, "max_length");
+  std::vector<FedExample> fed(parts.size());
+  for (size_t i = 0; i < fed.size(); ++i) {
+    FedExample& f = fed[i];
+    f.prompt = {ctx.tokenizer->decode(std::vector<int>(ids[i].context.begin(), ids[i].context.end())), ids[i].original_context_tokens,
+                ids[i].truncated};
+    if (ids[i].truncated) f.original_prompt = parts[i].context;
+    f.question = parts[i].question;
+    f.ids = std::move(ids[i].context);
+    f.question_ids = std::move(ids[i].question);
+  }
+  return fed;
+}
+
 // Every prompt of the subset, in the order they run: kvpress answers the questions of one context
 // from one prefill (grouped_by_context), the other pipelines in file order.
 std::vector<FedExample> prepare_all(const TaskContext& ctx, const SubsetSetup& s,
                                     const std::vector<datasets::JsonRecord>& records, int64_t n, std::vector<size_t>& order) {
   std::vector<FedExample> fed;
+  if (s.pipeline == longbench::Pipeline::Kvpress) {
+    fed = prepare_kvpress(ctx, s, records, n);
+  } else {
+    for (int64_t i = 0; i < n; ++i) fed.push_back(prepare(ctx, s, records[i]));
+  }
   std::vector<std::vector<int64_t>> contexts;
-  for (int64_t i = 0; i < n; ++i) contexts.push_back(fed.emplace_back(prepare(ctx, s, records[i])).ids);
+  for (const FedExample& f : fed) contexts.push_back(f.ids);
   order.resize(fed.size());
   std::iota(order.begin(), order.end(), size_t{0});
   if (s.pipeline == longbench::Pipeline::Kvpress) order = grouped_by_context(contexts);
