@@ -102,11 +102,6 @@ Completion CompressOnce::answer(const std::vector<int64_t>& context, const std::
   return c;
 }
 
-Completion complete_after_context(const TaskContext& ctx, const std::vector<int64_t>& context,
-                                  const std::vector<int64_t>& question, const DecodingSettings& decoding) {
-  return CompressOnce(ctx).answer(context, question, decoding);
-}
-
 std::vector<size_t> grouped_by_context(const std::vector<std::vector<int64_t>>& contexts) {
   std::map<std::vector<int64_t>, size_t> group_of;  // context -> group number, by first appearance
   std::vector<std::vector<size_t>> groups;

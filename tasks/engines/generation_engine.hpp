@@ -50,10 +50,6 @@ class CompressOnce {
   int64_t prefills_ = 0;
 };
 
-// One question after one context (a CompressOnce used once).
-Completion complete_after_context(const TaskContext& ctx, const std::vector<int64_t>& context,
-                                  const std::vector<int64_t>& question, const DecodingSettings& decoding);
-
 // Indices of `contexts` with equal contexts made adjacent: groups in order of first appearance,
 // each group in its original order (kvpress answers every question of one context together).
 std::vector<size_t> grouped_by_context(const std::vector<std::vector<int64_t>>& contexts);
