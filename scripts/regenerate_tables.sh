@@ -12,8 +12,8 @@
 # Limits (stories260K has a 512-token context and a 512-piece vocabulary; the point is that every
 # cell is filled by the real pipeline, not the paper's values): each spec's job fields are in
 # results/regeneration.json with their reason, which the report reads too. The
-# whole run (805 jobs) took 283–308 s of wall time with 2 workers on an idle 2-core machine (2026-11-27;
-# ~65 min on 2026-11-23, before the speed work, on a loaded one). Set WORKERS=1 on a busy machine. Env: KVBENCH (default build/kvbench), NICE (default "nice -n 10").
+# whole run (948 distinct jobs, 43 specs) took 1023 s of wall time with 2 workers on this 2-core machine
+# (2026-11-28; 805 jobs took 283–308 s on 2026-11-27 when it was idle). Set WORKERS=1 on a busy machine. Env: KVBENCH (default build/kvbench), NICE (default "nice -n 10").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
