@@ -8,7 +8,6 @@
 // context prefilled and compressed once, each of its questions + answer prefix answered from that
 // cache, max new tokens + 20, scored by kvpress's calculate_metrics.py.
 #include <algorithm>
-#include <numeric>
 
 #include "datasets/data_root.hpp"
 #include "metrics/infinitebench.hpp"
@@ -96,18 +95,14 @@ class InfiniteBenchTask : public Task {
     for (const auto& r : datasets::read_jsonl(data_files(ctx).front(), ctx.limit)) records.push_back(ib::read_record(r, task_));
     if (records.empty()) throw std::runtime_error(data_files(ctx).front() + ": no examples");
     ExampleLoop loop(ctx, static_cast<int64_t>(records.size()));
+    records.resize(static_cast<size_t>(loop.size()));
     std::vector<Fed> fed;
-    std::vector<std::vector<int64_t>> contexts;
-    const std::vector<ib::Record> run_records(records.begin(), records.begin() + loop.size());
     if (kvpress) {
-      fed = prepare_kvpress(ctx, run_records, scorer);
+      fed = prepare_kvpress(ctx, records, scorer);
     } else {
-      for (const ib::Record& r : run_records) fed.push_back(prepare_official(ctx, r, scorer));
+      for (const ib::Record& r : records) fed.push_back(prepare_official(ctx, r, scorer));
     }
-    for (const Fed& f : fed) contexts.push_back(f.ids);
-    std::vector<size_t> order(fed.size());
-    std::iota(order.begin(), order.end(), size_t{0});
-    if (kvpress) order = grouped_by_context(contexts);
+    const std::vector<size_t> order = run_order(fed.size(), [&](size_t k) -> const std::vector<int64_t>& { return fed[k].ids; }, kvpress);
     CompressOnce compress_once(ctx);
     const std::string model_name = kvpress ? "kvpress" : ctx.param<std::string>("template");
     for (size_t i : order) {

@@ -55,18 +55,28 @@ std::vector<KvpressIds> kvpress_ids_by_context(const models::Tokenizer& tokenize
                                                const std::vector<int64_t>& max_new_tokens, int64_t model_context,
                                                std::optional<int64_t> max_context_length, const std::string& task,
                                                const std::string& length_param) {
-  std::map<std::string, int64_t> room;  // context text -> the tokens it may keep
+  struct Shared {
+    int64_t room = 0;               // the tokens the context may keep
+    std::optional<KvpressIds> cut;  // encoded and cut once
+  };
+  std::map<std::string, Shared> by_context;
+  std::vector<std::vector<int>> questions;
   for (size_t i = 0; i < parts.size(); ++i) {
-    const int64_t question_tokens = static_cast<int64_t>(tokenizer.encode(parts[i].question, false).size());
+    const int64_t question_tokens = static_cast<int64_t>(questions.emplace_back(tokenizer.encode(parts[i].question, false)).size());
     const int64_t left = model_context - question_tokens - max_new_tokens.at(i);
     if (!max_context_length && left < 1)
       throw std::invalid_argument(task + " (kvpress): the question (" + std::to_string(question_tokens) + " tokens) and " +
                                   std::to_string(max_new_tokens[i]) + " new tokens leave no room in the model's context; set task_params." + length_param);
-    auto [it, fresh] = room.emplace(parts[i].context, left);
-    if (!fresh) it->second = std::min(it->second, left);
+    auto [it, fresh] = by_context.try_emplace(parts[i].context, Shared{left, std::nullopt});
+    if (!fresh) it->second.room = std::min(it->second.room, left);
   }
   std::vector<KvpressIds> ids;
-  for (const KvpressParts& p : parts) ids.push_back(kvpress_ids(tokenizer, p, max_context_length.value_or(room.at(p.context))));
+  for (size_t i = 0; i < parts.size(); ++i) {
+    Shared& shared = by_context.at(parts[i].context);
+    if (!shared.cut) shared.cut = kvpress_ids(tokenizer, parts[i], max_context_length.value_or(shared.room));
+    KvpressIds& row = ids.emplace_back(*shared.cut);
+    row.question.assign(questions[i].begin(), questions[i].end());
+  }
   return ids;
 }
 

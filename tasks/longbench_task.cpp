@@ -172,7 +172,7 @@ std::vector<FedExample> prepare_kvpress(const TaskContext& ctx, const SubsetSetu
 }
 
 // Every prompt of the subset, in the order they run: kvpress answers the questions of one context
-// from one prefill (grouped_by_context), the other pipelines in file order.
+// from one prefill (run_order groups them), the other pipelines in file order.
 std::vector<FedExample> prepare_all(const TaskContext& ctx, const SubsetSetup& s,
                                     const std::vector<datasets::JsonRecord>& records, int64_t n, std::vector<size_t>& order) {
   std::vector<FedExample> fed;
@@ -181,11 +181,8 @@ std::vector<FedExample> prepare_all(const TaskContext& ctx, const SubsetSetup& s
   } else {
     for (int64_t i = 0; i < n; ++i) fed.push_back(prepare(ctx, s, records[i]));
   }
-  std::vector<std::vector<int64_t>> contexts;
-  for (const FedExample& f : fed) contexts.push_back(f.ids);
-  order.resize(fed.size());
-  std::iota(order.begin(), order.end(), size_t{0});
-  if (s.pipeline == longbench::Pipeline::Kvpress) order = grouped_by_context(contexts);
+  order = run_order(fed.size(), [&](size_t k) -> const std::vector<int64_t>& { return fed[k].ids; },
+                    s.pipeline == longbench::Pipeline::Kvpress);
   return fed;
 }
 

@@ -214,11 +214,9 @@ class LongBenchV2Task : public Task {
     const std::optional<int64_t> limit = ctx.given("max_context_length") ? std::optional<int64_t>(ctx.param_or<int64_t>("max_context_length", 0)) : std::nullopt;
     const std::vector<KvpressIds> ids = kvpress_ids_by_context(*ctx.tokenizer, parts, std::vector<int64_t>(parts.size(), dec.max_new_tokens),
                                                                ctx.max_context(), limit, "longbench_v2");
-    std::vector<std::vector<int64_t>> contexts;
-    for (const KvpressIds& i : ids) contexts.push_back(i.context);
     CompressOnce compress_once(ctx);
     std::map<std::string, MeanMetric> by;  // calculate_metrics: the mean overall, per difficulty and per length
-    for (size_t i : grouped_by_context(contexts)) {
+    for (size_t i : run_order(ids.size(), [&](size_t k) -> const std::vector<int64_t>& { return ids[k].context; }, true)) {
       const auto& [where, item] = items[i];
       const Completion out = compress_once.answer(ids[i].context, ids[i].question, dec);
       const std::string answer = field(item, "answer", where);

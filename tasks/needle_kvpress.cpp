@@ -34,21 +34,22 @@ Row read_row(const std::string& path) {
           r.int_field("max_new_tokens")};
 }
 
-std::string insert_needle(const models::Tokenizer& tok, const Row& row, int64_t max_context_length, double depth) {
-  const std::vector<int> needle = tok.encode(row.needle, false);
-  std::vector<int> context = tok.encode(row.context, false);
-  const int64_t n = static_cast<int64_t>(context.size());
-  int64_t limit = max_context_length - static_cast<int64_t>(needle.size()) - kOverhead;
+EncodedRow encode_row(const models::Tokenizer& tok, const Row& row) { return {tok.encode(row.context, false), tok.encode(row.needle, false)}; }
+
+std::string insert_needle(const models::Tokenizer& tok, const EncodedRow& row, int64_t max_context_length, double depth) {
+  const int64_t n = static_cast<int64_t>(row.context.size());
+  int64_t limit = max_context_length - static_cast<int64_t>(row.needle.size()) - kOverhead;
   limit = limit < 0 ? std::max<int64_t>(0, n + limit) : std::min(limit, n);
-  context.resize(static_cast<size_t>(limit));
+  std::vector<int> context(row.context.begin(), row.context.begin() + limit);
   const auto at = static_cast<std::ptrdiff_t>(static_cast<double>(context.size()) * depth / 100);
-  context.insert(context.begin() + at, needle.begin(), needle.end());
+  context.insert(context.begin() + at, row.needle.begin(), row.needle.end());
   const std::string decoded = tok.decode(context, /*skip_special_tokens=*/true);
   return python_format(kWrapper, [&](const std::string&) { return decoded; });
 }
 
 TaskOutput run(const TaskContext& ctx, const std::string& data_file, const std::vector<int64_t>& lengths, const std::vector<double>& depths) {
   const Row row = read_row(data_file);
+  const EncodedRow encoded = encode_row(*ctx.tokenizer, row);
   const std::string chat = ctx.param_or<std::string>("chat_template", ctx.tokenizer->config().chat_template ? kModelChatTemplate : "none");
   DecodingSettings dec;
   dec.max_new_tokens = ctx.given("max_new_tokens") ? ctx.param<int64_t>("max_new_tokens") : row.max_new_tokens;
@@ -60,7 +61,7 @@ TaskOutput run(const TaskContext& ctx, const std::string& data_file, const std::
   for (int64_t cell = 0; cell < loop.size(); ++cell) {
     const int64_t length = lengths[cell / depths.size()];
     const double depth = depths[cell % depths.size()];
-    std::string context = insert_needle(*ctx.tokenizer, row, length, depth), question = row.question;
+    std::string context = insert_needle(*ctx.tokenizer, encoded, length, depth), question = row.question;
     if (ctx.param<bool>("query_aware")) context += question, question.clear();
     const KvpressParts parts = kvpress_parts(context, question, row.answer_prefix, chat, *ctx.tokenizer);
     const KvpressIds ids = kvpress_ids(*ctx.tokenizer, parts, length);  // evaluate.py passes max_context_length on

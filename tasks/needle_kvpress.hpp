@@ -25,11 +25,17 @@ struct Row {
 // other fields are left alone).
 Row read_row(const std::string& path);
 
-// insert_needle_in_haystack: the context's tokens (no specials) cut to max_context_length - needle
-// tokens - 150 (Python's slice: a negative limit drops that many from the end), the needle's tokens
-// at int(n * depth / 100), decoded (special tokens skipped) into "This is a very long story book:
+// The row's context and needle as utils.py tokenises them (no special tokens), once per job.
+struct EncodedRow {
+  std::vector<int> context, needle;
+};
+EncodedRow encode_row(const models::Tokenizer& tokenizer, const Row& row);
+
+// insert_needle_in_haystack: the context's tokens cut to max_context_length - needle tokens - 150
+// (Python's slice: a negative limit drops that many from the end), the needle's tokens at
+// int(n * depth / 100), decoded (special tokens skipped) into "This is a very long story book:
 // <book> {context} </book>."
-std::string insert_needle(const models::Tokenizer& tokenizer, const Row& row, int64_t max_context_length, double depth);
+std::string insert_needle(const models::Tokenizer& tokenizer, const EncodedRow& row, int64_t max_context_length, double depth);
 
 TaskOutput run(const TaskContext& ctx, const std::string& data_file, const std::vector<int64_t>& lengths, const std::vector<double>& depths);
 

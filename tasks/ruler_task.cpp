@@ -17,7 +17,6 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
-#include <numeric>
 
 #include "datasets/data_root.hpp"
 #include "datasets/jsonl_reader.hpp"
@@ -169,7 +168,6 @@ class RulerTask : public Task {
     ExampleLoop loop(ctx, static_cast<int64_t>(items.size()));
     // Every prompt first: kvpress's pipeline answers the questions of one context from one prefill.
     std::vector<Fed> fed;
-    std::vector<std::vector<int64_t>> contexts;
     bool warned_past_context = false;
     for (int64_t i = 0; i < loop.size(); ++i) {
       const RulerItem& item = items[i];
@@ -181,15 +179,11 @@ class RulerTask : public Task {
                   << " (RULER does not truncate; its scores there are the model's)\n";
         warned_past_context = true;
       }
-      contexts.push_back(f.ids);
     }
     std::vector<double> values;
     int64_t nulls = 0;
     CompressOnce compress_once(ctx);
-    std::vector<size_t> order(fed.size());
-    std::iota(order.begin(), order.end(), size_t{0});
-    if (pipeline == "kvpress") order = grouped_by_context(contexts);
-    for (size_t i : order) {
+    for (size_t i : run_order(fed.size(), [&](size_t k) -> const std::vector<int64_t>& { return fed[k].ids; }, pipeline == "kvpress")) {
       const RulerItem& item = items[i];
       const Fed& f = fed[i];
       const Completion out = pipeline == "kvpress" ? compress_once.answer(f.ids, f.question_ids, f.dec) : complete(ctx, f.ids, f.dec);

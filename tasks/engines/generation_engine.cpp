@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <numeric>
 #include <stdexcept>
 
 namespace kvbench::tasks {
@@ -102,15 +103,19 @@ Completion CompressOnce::answer(const std::vector<int64_t>& context, const std::
   return c;
 }
 
-std::vector<size_t> grouped_by_context(const std::vector<std::vector<int64_t>>& contexts) {
-  std::map<std::vector<int64_t>, size_t> group_of;  // context -> group number, by first appearance
+std::vector<size_t> run_order(size_t n, const std::function<const std::vector<int64_t>&(size_t)>& context_of, bool group) {
+  std::vector<size_t> order(n);
+  std::iota(order.begin(), order.end(), size_t{0});
+  if (!group) return order;
+  auto less = [](const std::vector<int64_t>* a, const std::vector<int64_t>* b) { return *a < *b; };
+  std::map<const std::vector<int64_t>*, size_t, decltype(less)> group_of(less);  // context -> group, by first appearance
   std::vector<std::vector<size_t>> groups;
-  for (size_t i = 0; i < contexts.size(); ++i) {
-    auto [it, fresh] = group_of.emplace(contexts[i], groups.size());
+  for (size_t i = 0; i < n; ++i) {
+    auto [it, fresh] = group_of.emplace(&context_of(i), groups.size());
     if (fresh) groups.emplace_back();
     groups[it->second].push_back(i);
   }
-  std::vector<size_t> order;
+  order.clear();
   for (const auto& g : groups) order.insert(order.end(), g.begin(), g.end());
   return order;
 }

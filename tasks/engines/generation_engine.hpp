@@ -1,6 +1,7 @@
 #pragma once
 // Generate-and-score: one prompt through the job's policy/protocol, greedy unless the task says
 // otherwise, cut at the task's stop strings.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -50,9 +51,11 @@ class CompressOnce {
   int64_t prefills_ = 0;
 };
 
-// Indices of `contexts` with equal contexts made adjacent: groups in order of first appearance,
-// each group in its original order (kvpress answers every question of one context together).
-std::vector<size_t> grouped_by_context(const std::vector<std::vector<int64_t>>& contexts);
+// The order to run n examples in: 0..n-1, or with `group` the examples whose contexts
+// (context_of(i)) are equal made adjacent — groups in order of first appearance, each in its
+// original order — since kvpress answers every question of one context together. The contexts
+// are compared where they lie, never copied.
+std::vector<size_t> run_order(size_t n, const std::function<const std::vector<int64_t>&(size_t)>& context_of, bool group);
 
 // Tokenises with BOS.
 std::vector<int64_t> encode_prompt(const TaskContext& ctx, const std::string& text);

@@ -158,7 +158,7 @@ namespace {
 TEST(NeedleKvpress, InsertsTheNeedleAsKvpresssUtils) {
   const nlohmann::json rec = nlohmann::json::parse(testing::read_file(testing::fixture("needle_kvpress/inserted.json")));
   const models::Tokenizer tok(models::load_model("stories260K").tokenizer_path);
-  const needle_kvpress::Row row = needle_kvpress::read_row(testing::fixture("needle_kvpress/row.jsonl"));
+  const needle_kvpress::EncodedRow row = needle_kvpress::encode_row(tok, needle_kvpress::read_row(testing::fixture("needle_kvpress/row.jsonl")));
   for (const auto& c : rec["cases"])
     EXPECT_EQ(needle_kvpress::insert_needle(tok, row, c["max_context_length"], c["needle_depth"].get<double>()), c["context"].get<std::string>())
         << c["max_context_length"] << " " << c["needle_depth"];
