@@ -22,12 +22,7 @@ class AdaKvPress : public WrapperPolicy {
   AdaKvPress(std::string name, std::unique_ptr<SlotScorer> wrapped, const nlohmann::json& p)
       : WrapperPolicy(std::move(name), std::move(wrapped)), alpha_(p.at("alpha_safeguard")) {}
 
-  // The most one head can hold: all the layer's tokens but the others' safe ones.
-  int64_t layer_budget(int64_t layer) const override {
-    if (info_.unlimited()) return info_.budget;
-    const int64_t heads = std::max<int64_t>(info_.n_kv_heads, 1);
-    return heads * info_.budget - (heads - 1) * safe(info_.budget);
-  }
+  int64_t layer_budget(int64_t) const override { return ada_head_capacity(info_, alpha_); }
 
   void compress(int64_t layer, LayerCache& cache, Phase) override {
     const int64_t budget = std::max<int64_t>(1, info_.budget), heads = cache.kv_heads(), n = cache.size();
@@ -39,7 +34,7 @@ class AdaKvPress : public WrapperPolicy {
     torch::Tensor valid = cache.all_valid() ? torch::ones({heads, n}, torch::kBool) : cache.valid().to(torch::kCPU);
     scores.masked_fill_(window.to(torch::kCPU), FLT_MAX);
     scores.masked_fill_(valid.logical_not(), -INFINITY);
-    scores.masked_fill_(top_k_mask(scores, std::min(safe(budget), n)), FLT_MAX);
+    scores.masked_fill_(top_k_mask(scores, std::min(ada_safe(budget, alpha_), n)), FLT_MAX);
     // The layer keeps its H·B best scores, whichever heads they belong to.
     const torch::Tensor kept = top_k_mask(scores.reshape({1, heads * n}), heads * budget).reshape({heads, n}).sum(1);
     const torch::Tensor surplus = counts - kept;
@@ -51,42 +46,37 @@ class AdaKvPress : public WrapperPolicy {
   }
 
  private:
-  int64_t safe(int64_t budget) const { return static_cast<int64_t>(static_cast<double>(budget) * alpha_); }
-
   double alpha_;
 };
 
-const params::Param kAlpha =
-    params::Param::number("alpha_safeguard", 0.2, "each head keeps at least int(B·alpha) of its best tokens", 0, 1);
-const char* const kReadsDevice = "its ragged eviction sizes the cache by the longest head";
 
 const PolicyRegistration adakv_registration(
     {"kvpress:adakv", "Head-adaptive budgets: the layer's lowest scores evicted across heads, a safeguard per head",
      "Feng et al. 2024 (arXiv 2407.11550); kvpress adakv_press.py",
      {params::Param::text("press", "kvpress:snapkv", "the registered press whose scores are allocated (its parameters join these)"),
-      kAlpha},
+      alpha_safeguard_param()},
      [](const nlohmann::json& p) {
        return std::make_unique<AdaKvPress>("kvpress:adakv", make_scorer(p.at("press"), p), p);
      },
-     kReadsDevice, "", "press"});
+     kAdaReadsDevice, "", "press"});
 
 const PolicyRegistration adakv_snapkv_registration(
     {"kvpress:adakv_snapkv", "AdaKVPress(SnapKVPress()): kvpress:adakv around kvpress:snapkv",
      "Feng et al. 2024; kvpress adakv_press.py, snapkv_press.py (PRESS_REGISTRY adakv_snapkv)",
-     {kAlpha},
+     {alpha_safeguard_param()},
      [](const nlohmann::json& p) {
        return std::make_unique<AdaKvPress>("kvpress:adakv_snapkv", make_scorer("kvpress:snapkv", p), p);
      },
-     kReadsDevice, "kvpress:snapkv"});
+     kAdaReadsDevice, "kvpress:snapkv"});
 
 const PolicyRegistration adakv_expected_attention_registration(
     {"kvpress:expected_attention", "AdaKVPress(ExpectedAttentionPress(epsilon=1e-2)): kvpress:adakv around expected_attention",
      "Devoto et al. 2025; kvpress adakv_press.py, expected_attention_press.py (PRESS_REGISTRY expected_attention)",
-     {kAlpha},
+     {alpha_safeguard_param()},
      [](const nlohmann::json& p) {
        return std::make_unique<AdaKvPress>("kvpress:expected_attention", make_scorer("expected_attention", p), p);
      },
-     kReadsDevice, "expected_attention", "", {{"epsilon", 1e-2}}});
+     kAdaReadsDevice, "expected_attention", "", {{"epsilon", 1e-2}}});
 
 }  // namespace
 }  // namespace kvbench::policies::kvpress

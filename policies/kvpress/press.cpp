@@ -28,6 +28,16 @@ PressRegistration::PressRegistration(PressInfo info) {
   if (info.bare_name) register_press(info, info.key);
 }
 
+params::Param alpha_safeguard_param() {
+  return params::Param::number("alpha_safeguard", 0.2, "each head keeps at least int(B·alpha) of its best tokens", 0, 1);
+}
+
+int64_t ada_head_capacity(const SequenceInfo& info, double alpha) {
+  if (info.unlimited()) return info.budget;
+  const int64_t heads = std::max<int64_t>(info.n_kv_heads, 1);
+  return heads * info.budget - (heads - 1) * ada_safe(info.budget, alpha);
+}
+
 torch::Tensor mean_over_groups(const torch::Tensor& scores, int64_t kv_heads) {
   return reduce_to_kv_heads(scores, kv_heads, HeadReduce::kMean);
 }

@@ -70,6 +70,15 @@ class WrapperPolicy : public Policy {
   std::unique_ptr<SlotScorer> press_;
 };
 
+// AdaKVPress's safeguard (kvpress adakv_press.py, criticalkv_press.py): each head keeps at least
+// its int(B·alpha) best tokens.
+params::Param alpha_safeguard_param();  // a function: registrations in other files run at static init
+inline constexpr const char* kAdaReadsDevice = "its ragged eviction sizes the cache by the longest head";
+inline int64_t ada_safe(int64_t budget, double alpha) { return static_cast<int64_t>(static_cast<double>(budget) * alpha); }
+// The most one head can hold under Ada-KV's allocation: all the layer's tokens but the other
+// heads' safe ones.
+int64_t ada_head_capacity(const SequenceInfo& info, double alpha);
+
 // [heads, n] per query head -> [kv_heads, n], each KV head the mean of its group of query heads
 // (kvpress: scores.view(bsz, kv_heads, groups, n).mean(2)).
 torch::Tensor mean_over_groups(const torch::Tensor& scores, int64_t kv_heads);

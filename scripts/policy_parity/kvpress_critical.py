@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""kvpress parity fixture of CriticalKVPress around SnapKVPress (registry key critical_snapkv),
-which reads the layer's output projection W_o besides the attention weights
+"""kvpress parity fixtures of CriticalKVPress and CriticalAdaKVPress around SnapKVPress (registry
+keys critical_snapkv, critical_adakv_snapkv), which read the layer's output projection W_o besides the attention weights
 (scripts/policy_parity/kvpress.py records the other keys, kvpress_expected_attention.py
 ExpectedAttentionPress). kvpress's classes are imported from a checkout, never copied.
 
@@ -8,7 +8,7 @@ ExpectedAttentionPress). kvpress's classes are imported from a checkout, never c
   /usr/bin/python3 scripts/policy_parity/kvpress_critical.py --reference /tmp/kvpress_ref \
       --commit 8bb29b9c3078452a86d692f29123fa6c793e2b05 --out-dir tests/fixtures/policy_parity
 
-Writes kvpress_critical_snapkv.json: common.py's layout with each layer's "wo" and "v".
+Writes kvpress_<key>.json: common.py's layout with each layer's "wo" and "v".
 """
 import argparse
 import importlib
@@ -137,6 +137,10 @@ SPECS["critical_snapkv"] = {
     "build": lambda P, r: P("criticalkv_press").CriticalKVPress(
         P("snapkv_press").SnapKVPress(compression_ratio=r, window_size=8, kernel_size=5)),
     "params": {"window_size": 8, "kernel_size": 5}, "random_values": True, "output_projection": True}
+SPECS["critical_adakv_snapkv"] = {
+    "build": lambda P, r: P("criticalkv_press").CriticalAdaKVPress(
+        P("snapkv_press").SnapKVPress(compression_ratio=r, window_size=8, kernel_size=5)),
+    "params": {"window_size": 8, "kernel_size": 5}, "random_values": True, "output_projection": True, "kind": "mask"}
 SHAPES = [(4, 4, 48, 0.25), (4, 4, 48, 0.5), (4, 2, 64, 0.5), (8, 2, 56, 0.75), (4, 2, 61, 0.6)]
 
 

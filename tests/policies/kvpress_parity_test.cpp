@@ -25,7 +25,7 @@ TEST_P(KvpressRegistryKey, KeepsWhatKvpressKeeps) {
 INSTANTIATE_TEST_SUITE_P(Kvpress, KvpressRegistryKey,
                          ::testing::Values("knorm", "keydiff", "random", "streaming_llm", "tova", "snapkv",
                                            "observed_attention", "lagkv", "cur", "pyramidkv", "adakv_snapkv", "chunkkv",
-                                           "critical_snapkv", "block_keydiff"));
+                                           "critical_snapkv", "critical_adakv_snapkv", "block_keydiff"));
 
 // ExpectedAttentionPress reads the queries before RoPE, which models::attend does not see: the
 // case gives them with the keys before RoPE; both rotate here with the model's RoPE
