@@ -1,6 +1,6 @@
 // Parity with NVIDIA/kvpress's own presses (docs/policies-kvpress.md): every press and wrapper
 // against outputs recorded by running kvpress's classes (scripts/policy_parity/kvpress.py,
-// kvpress_expected_attention.py, kvpress_critical.py) on
+// kvpress_expected_attention.py, kvpress_critical.py, kvpress_merging.py) on
 // fixed tensors, the same positions kept per layer and KV head (tie groups at the selection
 // boundary counted apart, tests/policies/parity_fixture.hpp).
 #include "parity_fixture.hpp"
@@ -25,7 +25,8 @@ TEST_P(KvpressRegistryKey, KeepsWhatKvpressKeeps) {
 INSTANTIATE_TEST_SUITE_P(Kvpress, KvpressRegistryKey,
                          ::testing::Values("knorm", "keydiff", "random", "streaming_llm", "tova", "snapkv",
                                            "observed_attention", "lagkv", "cur", "pyramidkv", "adakv_snapkv", "chunkkv",
-                                           "critical_snapkv", "critical_adakv_snapkv", "block_keydiff"));
+                                           "critical_snapkv", "critical_adakv_snapkv", "block_keydiff", "merging_knorm",
+                                           "merging_snapkv"));
 
 // ExpectedAttentionPress reads the queries before RoPE, which models::attend does not see: the
 // case gives them with the keys before RoPE; both rotate here with the model's RoPE

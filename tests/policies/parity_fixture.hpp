@@ -48,7 +48,11 @@ inline Phase phase_of(const std::string& name) {
 }
 
 inline torch::Tensor tensor_of(const json& values, std::vector<int64_t> shape) {
-  std::vector<float> v = values.get<std::vector<float>>();
+  std::vector<float> v;
+  if (values.is_array() && !values.empty() && values[0].is_array())  // nested rows
+    for (const json& row : values) for (float x : row.get<std::vector<float>>()) v.push_back(x);
+  else
+    v = values.get<std::vector<float>>();
   torch::Tensor t = torch::tensor(v, torch::kFloat32);
   if (t.numel() != std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>()))
     throw std::invalid_argument("fixture: tensor size does not match its shape");
@@ -129,6 +133,21 @@ inline SequenceInfo sequence_info(const json& c, int64_t layers) {
   return info;
 }
 
+// Where the reference rewrites values (kvpress's MergingPress), the values each head holds at its
+// kept positions, ascending: "kept_values" [[[d floats] per kept position] per head].
+inline void expect_kept_values(const LayerCache& lc, const json& want) {
+  for (int64_t h = 0; h < lc.kv_heads(); ++h) {
+    const torch::Tensor positions = lc.positions().to(torch::kCPU)[h];
+    torch::Tensor slots = positions.argsort();
+    if (lc.valid().defined()) slots = slots.masked_select(lc.valid().to(torch::kCPU)[h].index_select(0, slots));
+    const torch::Tensor ours = lc.values().to(torch::kCPU, torch::kFloat32)[h].index_select(0, slots);
+    const torch::Tensor theirs = tensor_of(want[h], {static_cast<int64_t>(want[h].size()), lc.head_dim()});
+    ASSERT_EQ(ours.sizes(), theirs.sizes()) << "head " << h;
+    EXPECT_TRUE(torch::allclose(ours, theirs, 1e-5, 1e-5))
+        << "head " << h << ": largest difference " << (ours - theirs).abs().max().item<float>();
+  }
+}
+
 inline void run_case(const std::string& policy_name, const json& c, ParityCount& count) {
   SCOPED_TRACE("case " + c["name"].get<std::string>());
   const int64_t H = c["heads"], kvh = c["kv_heads"], d = c["head_dim"], L = c["layers"];
@@ -167,6 +186,7 @@ inline void run_case(const std::string& policy_name, const json& c, ParityCount&
       if (step["compress"].get<bool>()) policy->compress(l, lc, phase);
 
       expect_kept(lc, layer["kept"], layer.contains("ties") ? layer["ties"] : json(), count);
+      if (layer.contains("kept_values")) expect_kept_values(lc, layer["kept_values"]);
     }
     position += T;
     ++count.steps;
