@@ -12,33 +12,41 @@
 #include "policies/keep_scored.hpp"
 #include "policies/kvpress/press.hpp"
 #include "policies/registry.hpp"
+#include "policies/scored_policy.hpp"
 #include "policies/scorer_registry.hpp"
 
 namespace kvbench::policies::kvpress {
 namespace {
 
-class DecodingPress : public WrapperPolicy {
+// `inner` is the policy that cuts the cache to the budget when an interval is up: ScoredPolicy
+// around the press (ScorerPress.compress), or kvpress:adakv around it (an AdaKVPress base).
+class DecodingPress : public Policy {
  public:
-  DecodingPress(std::string name, std::unique_ptr<SlotScorer> wrapped, const nlohmann::json& p)
-      : WrapperPolicy(std::move(name), std::move(wrapped)), interval_(p.at("compression_interval")) {}
+  DecodingPress(std::string name, std::unique_ptr<Policy> inner, const nlohmann::json& p)
+      : name_(std::move(name)), inner_(std::move(inner)), interval_(p.at("compression_interval")) {}
+  std::string name() const override { return name_; }
+  StatsRequest wants() const override { return inner_->wants(); }
   void begin(const SequenceInfo& info) override {
-    WrapperPolicy::begin(info);
+    Policy::begin(info);
+    inner_->begin(info);
     steps_.clear();
   }
-  int64_t layer_budget(int64_t) const override {
+  void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase phase) override {
+    inner_->observe(layer, cache, stats, phase);
+  }
+  int64_t layer_budget(int64_t layer) const override {
     if (info_.unlimited()) return info_.budget;
-    return std::max(info_.prompt_len, info_.budget) + interval_ - 1;
+    return std::max(info_.prompt_len, inner_->layer_budget(layer)) + interval_ - 1;
   }
   void compress(int64_t layer, LayerCache& cache, Phase phase) override {
     if (phase != Phase::kDecode || ++steps_[layer] < interval_) return;
     steps_[layer] = 0;
-    const int64_t budget = std::max<int64_t>(1, info_.budget);
-    if (fits_budget(cache, budget)) return;
-    const torch::Tensor window = newest_valid(cache, std::min(budget, press().recent(budget)));
-    keep_best(cache, press().scores(layer, cache, window), budget, window);
+    inner_->compress(layer, cache, phase);
   }
 
  private:
+  std::string name_;
+  std::unique_ptr<Policy> inner_;
   int64_t interval_;
   std::map<int64_t, int64_t> steps_;  // per layer: decode steps since the last compression
 };
@@ -47,7 +55,15 @@ const params::Param kInterval =
     params::Param::integer("compression_interval", 512, "decode steps between two compressions (per layer)", 1);
 
 std::unique_ptr<Policy> make_decoding(const std::string& name, const std::string& press, const nlohmann::json& p) {
-  return std::make_unique<DecodingPress>(name, make_scorer(press, p), p);
+  return std::make_unique<DecodingPress>(name, std::make_unique<ScoredPolicy>(name, make_scorer(press, p)), p);
+}
+
+// DecodingPress(base_press=AdaKVPress(press)): the parameters but the interval go to kvpress:adakv.
+std::unique_ptr<Policy> make_decoding_adakv(const std::string& name, const std::string& press, const nlohmann::json& p) {
+  nlohmann::json ada = p;
+  ada.erase("compression_interval");
+  ada["press"] = press;
+  return std::make_unique<DecodingPress>(name, make_policy("kvpress:adakv", ada), p);
 }
 
 const PolicyRegistration decoding_any_registration(
@@ -64,6 +80,31 @@ const bool decoding_registered = [] {
     PolicyRegistration({name, "DecodingPress(base_press=" + scorer + ")",
                         "kvpress decoding_press.py (PRESS_REGISTRY " + name.substr(8) + ")", {kInterval},
                         [name, scorer](const nlohmann::json& p) { return make_decoding(name, scorer, p); }, "", scorer});
+  }
+  return true;
+}();
+
+const PolicyRegistration decoding_adakv_any_registration(
+    {"kvpress:decoding_adakv", "DecodingPress(base_press=AdaKVPress(press)): kvpress:decoding with Ada-KV's head budgets",
+     "kvpress decoding_press.py, adakv_press.py",
+     {params::Param::text("press", "kvpress:snapkv", "the registered press that scores the cache (its parameters join these)"),
+      kInterval, alpha_safeguard_param()},
+     [](const nlohmann::json& p) { return make_decoding_adakv("kvpress:decoding_adakv", p.at("press"), p); },
+     kAdaReadsDevice, "", "press"});
+
+// The registry's DecodingPress keys around AdaKVPress (its presses read the buffered hidden
+// states' queries: docs/policies-kvpress.md says what kvbench reads instead).
+const bool decoding_adakv_registered = [] {
+  const std::pair<const char*, const char*> keys[] = {{"kvpress:decoding_adakv_snapkv", "kvpress:snapkv"},
+                                                      {"kvpress:decoding_adakv_expected_attention_e2", "expected_attention"}};
+  for (const auto& [name, press] : keys) {
+    const std::string key = name, scorer = press;
+    PolicyRegistration({key, "DecodingPress(base_press=AdaKVPress(" + scorer + "))",
+                        "kvpress decoding_press.py, adakv_press.py (PRESS_REGISTRY " + key.substr(8) + ")",
+                        {kInterval, alpha_safeguard_param()},
+                        [key, scorer](const nlohmann::json& p) { return make_decoding_adakv(key, scorer, p); }, kAdaReadsDevice,
+                        scorer, "",
+                        scorer == "expected_attention" ? nlohmann::json{{"epsilon", 1e-2}} : nlohmann::json::object()});
   }
   return true;
 }();

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "baselines_helpers.hpp"
+#include "policies/keep_scored.hpp"
 #include "policies/registry.hpp"
 
 namespace kvbench::policies {
@@ -186,6 +187,43 @@ TEST(KvpressWrappers, DecodingPressCompressesEveryIntervalDecodeStepsToTheBudget
       EXPECT_EQ(kept(cache, h), want) << "step " << step << " head " << h;
     }
   }
+}
+
+// DecodingPress around AdaKVPress: every compression_interval decode steps the cache is cut as
+// kvpress:adakv cuts it (the layer's lowest scores across heads, each head's safeguard kept), and
+// the heads come out ragged; between two compressions nothing leaves.
+TEST(KvpressWrappers, DecodingAdaKvCutsTheCacheAsAdaKvEveryInterval) {
+  const int64_t kv = 4, prompt = 24, d = 4, budget = 10, interval = 4;
+  LayerCache cache = random_cache(kv, prompt, d, 21);
+  auto policy = make_policy("kvpress:decoding_adakv", {{"press", "kvpress:knorm"}, {"compression_interval", interval}});
+  SequenceInfo info = info_for(1, kv, kv, budget, prompt);
+  info.head_dim = d;
+  policy->begin(info);
+  at::Generator g = at::detail::createCPUGenerator(22);
+  bool ragged = false;
+  for (int64_t step = 1; step <= interval + 2; ++step) {
+    const torch::Tensor k = torch::randn({kv, 1, d}, g, torch::kFloat32) * (1 + step % 3);
+    cache.append(k, k.clone(), torch::tensor({prompt + step - 1}, torch::kInt64));
+    // What kvpress:adakv keeps of the cache as it is now (whole before the first compression).
+    LayerCache expected(kv, d, torch::kFloat32);
+    expected.append(cache.keys().clone(), cache.values().clone(), cache.positions()[0].clone());
+    auto ada = make_policy("kvpress:adakv", {{"press", "kvpress:knorm"}});
+    ada->begin(info);
+    ada->compress(0, expected, Phase::kDecode);
+    std::vector<std::set<int64_t>> before;
+    for (int64_t h = 0; h < kv; ++h) before.push_back(kept(cache, h));
+    policy->compress(0, cache, Phase::kDecode);
+    ASSERT_LE(cache.max_head_length(), policy->layer_budget(0));
+    for (int64_t h = 0; h < kv; ++h) {
+      if (step < interval) EXPECT_EQ(kept(cache, h), before[h]) << "step " << step << " head " << h;
+      if (step == interval) EXPECT_EQ(kept(cache, h), kept(expected, h)) << "head " << h;
+    }
+    if (step == interval) {
+      EXPECT_EQ(valid_counts(cache).sum().item<int64_t>(), kv * budget);
+      ragged = cache.max_head_length() > budget;
+    }
+  }
+  EXPECT_TRUE(ragged) << "the case should give some head more than the uniform budget";
 }
 
 }  // namespace
