@@ -94,7 +94,8 @@ void register_merging(const std::string& name, const std::string& press, const n
                       [name, press](const nlohmann::json& p) {
                         return std::make_unique<MergingPress>(name, make_scorer(press.empty() ? p.at("press").get<std::string>() : press, p), p);
                       },
-                      "", press, press.empty() ? "press" : "", press_defaults});
+                      "its merge lists each head's kept and evicted slots on the host (nonzero)", press,
+                      press.empty() ? "press" : "", press_defaults});
 }
 
 const bool merging_registered = [] {

@@ -11,6 +11,7 @@
 #include "models/inference_session.hpp"
 #include "policies/registry.hpp"
 #include "budget_probe.hpp"
+#include "policy_refusals.hpp"
 
 namespace kvbench::policies {
 namespace {
@@ -49,6 +50,10 @@ TEST_F(PolicyInvariants, NoHeadEverExceedsItsBudget) {
       options.seed = trial;
       CheckedPolicy checker(make_policy(info.name));
       models::InferenceSession session(*model_, &checker, options);
+      if (kvbench::testing::policy_refuses(info.name, protocol, true)) {
+        EXPECT_THROW(session.prefill(tokens(length, rng)), std::invalid_argument) << info.name;
+        continue;
+      }
       torch::Tensor logits = session.prefill(tokens(length, rng));
       for (int step = 0; step < 6; ++step) logits = session.step(logits.reshape({-1}).argmax().item<int64_t>());
       SCOPED_TRACE(info.name + " protocol " + models::to_string(protocol) + " block " + std::to_string(options.block) +
@@ -71,6 +76,10 @@ TEST_F(PolicyInvariants, BudgetAtLeastTheSequenceGivesFullLogits) {
       options.budget = Budget::tokens(1000);
       auto policy = make_policy(info.name);
       models::InferenceSession evicting(*model_, policy.get(), options);
+      if (kvbench::testing::policy_refuses(info.name, protocol, true)) {
+        EXPECT_THROW(evicting.prefill(prompt, true), std::invalid_argument) << info.name;
+        continue;
+      }
       torch::Tensor a = full.prefill(prompt, true), b = evicting.prefill(prompt, true);
       double worst = (a - b).abs().max().item<double>();
       for (int step = 0; step < 15; ++step) {

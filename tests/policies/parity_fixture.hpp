@@ -133,14 +133,18 @@ inline SequenceInfo sequence_info(const json& c, int64_t layers) {
   return info;
 }
 
-// Where the reference rewrites values (kvpress's MergingPress), the values each head holds at its
-// kept positions, ascending: "kept_values" [[[d floats] per kept position] per head].
-inline void expect_kept_values(const LayerCache& lc, const json& want) {
+// Where the reference rewrites keys or values (kvpress's ThinKPress, MergingPress), the rows each
+// head of `rows` (lc's keys or values) holds at its kept positions, ascending: [[[d floats] per
+// kept position] per head].
+// The row of lc.positions() that holds head h's (a homogeneous cache may keep one for all heads).
+inline int64_t positions_row(const LayerCache& lc, int64_t h) { return lc.positions().size(0) == 1 ? 0 : h; }
+
+inline void expect_kept_rows(const torch::Tensor& rows, const LayerCache& lc, const json& want) {
   for (int64_t h = 0; h < lc.kv_heads(); ++h) {
-    const torch::Tensor positions = lc.positions().to(torch::kCPU)[h];
+    const torch::Tensor positions = lc.positions().to(torch::kCPU)[positions_row(lc, h)];
     torch::Tensor slots = positions.argsort();
     if (lc.valid().defined()) slots = slots.masked_select(lc.valid().to(torch::kCPU)[h].index_select(0, slots));
-    const torch::Tensor ours = lc.values().to(torch::kCPU, torch::kFloat32)[h].index_select(0, slots);
+    const torch::Tensor ours = rows.to(torch::kCPU, torch::kFloat32)[h].index_select(0, slots);
     const torch::Tensor theirs = tensor_of(want[h], {static_cast<int64_t>(want[h].size()), lc.head_dim()});
     ASSERT_EQ(ours.sizes(), theirs.sizes()) << "head " << h;
     EXPECT_TRUE(torch::allclose(ours, theirs, 1e-5, 1e-5))
@@ -186,7 +190,7 @@ inline void run_case(const std::string& policy_name, const json& c, ParityCount&
       if (step["compress"].get<bool>()) policy->compress(l, lc, phase);
 
       expect_kept(lc, layer["kept"], layer.contains("ties") ? layer["ties"] : json(), count);
-      if (layer.contains("kept_values")) expect_kept_values(lc, layer["kept_values"]);
+      if (layer.contains("kept_values")) expect_kept_rows(lc.values(), lc, layer["kept_values"]);
     }
     position += T;
     ++count.steps;
