@@ -17,9 +17,11 @@
 #include <cstdlib>
 #include <memory>
 
+#include "every_policy.hpp"
 #include "models/op_trace.hpp"
 #include "models/rope.hpp"
 #include "models/transformer.hpp"
+#include "policies/budget.hpp"
 #include "policies/gqa_mode.hpp"
 #include "policies/registry.hpp"
 
@@ -27,7 +29,7 @@ namespace {
 
 using namespace kvbench::policies;
 
-constexpr int64_t kHeads = 32, kKvHeads = 8, kHeadDim = 128;
+constexpr int64_t kHeads = 32, kKvHeads = 8, kHeadDim = 128, kDim = 4096;
 
 AttentionStats synthetic_stats(const StatsRequest& want, int64_t n, torch::Generator& gen) {
   AttentionStats s;
@@ -56,6 +58,7 @@ AttentionStats synthetic_stats(const StatsRequest& want, int64_t n, torch::Gener
     s.rotate = [](const torch::Tensor& x, int64_t first) { return rope.apply_heads(x, first); };
   }
   if (want.output_projection) s.output_projection = torch::randn({kHeads * kHeadDim, kHeads * kHeadDim}, gen) * 0.01;
+  if (want.hidden_states) s.hidden_states = torch::randn({1, kDim}, gen);  // KVzap: the step's attention input
   return s;
 }
 
@@ -63,14 +66,20 @@ int64_t synthetic_size(const AttentionStats& s) { return s.column_counts.size(0)
 
 void PolicyStep(benchmark::State& state, const std::string& name) {
   const int64_t n = state.range(0);
-  auto policy = make_policy(name);
+  kvbench::models::ModelConfig shape;  // the layer's, for the learned presses' synthetic artefacts
+  shape.n_layers = 1;
+  shape.n_kv_heads = kKvHeads;
+  shape.head_dim = kHeadDim;
+  shape.dim = kDim;
+  auto policy = make_policy(name, kvbench::testing::runnable_params(name, shape));
   SequenceInfo info;
   info.n_layers = 1;
   info.n_heads = kHeads;
   info.n_kv_heads = kKvHeads;
   info.head_dim = kHeadDim;
   info.prompt_len = n;
-  info.budget = n;
+  // ThinK and DMSPress take no token budget (they prune channels, or by a threshold).
+  info.budget = kvbench::testing::policy_refuses(name, kvbench::models::Protocol::kDecode, true) ? kUnlimitedTokens : n;
   policy->begin(info);
   torch::Generator gen = at::detail::createCPUGenerator(1234);
   LayerCache cache(kKvHeads, kHeadDim, torch::kFloat32, n + 2);

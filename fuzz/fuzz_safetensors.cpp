@@ -1,13 +1,13 @@
 // safetensors: the 8-byte header length, the JSON header, dtypes, shapes, data_offsets
 // (bounds, sizes, overlaps), then every tensor read back.
-// fuzz-sources: models/safetensors.cpp models/mapped_file.cpp datasets/json_parse.cpp datasets/regular_file.cpp
+// fuzz-sources: tensorio/safetensors.cpp tensorio/mapped_file.cpp datasets/json_parse.cpp datasets/regular_file.cpp
 // fuzz-torch
 #include <cstddef>
 #include <cstdint>
 
 #include "fuzz/fuzz_input_file.hpp"
 #include "tokenizers/model_error.hpp"
-#include "models/safetensors.hpp"
+#include "tensorio/safetensors.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   kvbench::fuzz::InputFile file(data, size);

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "models/safetensors.hpp"
+#include "tensorio/safetensors.hpp"
 
 namespace kvbench::models {
 

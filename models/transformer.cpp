@@ -166,6 +166,7 @@ torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t f
         attn.stats.rotate = [this](const torch::Tensor& x, int64_t first) { return rope_.apply_heads(x, first); };
       }
       if (request.stats.output_projection) attn.stats.output_projection = w.wo;
+      if (request.stats.hidden_states) attn.stats.hidden_states = h;
       control.policy->observe(l, layer_cache, attn.stats, control.phase);
       if (control.compress) control.policy->compress(l, layer_cache, control.phase);
     }

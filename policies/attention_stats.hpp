@@ -22,6 +22,7 @@ struct StatsRequest {
   // RoPE and the layer's rotation (kvpress's ExpectedAttentionPress).
   bool queries_before_rope = false;
   bool output_projection = false;  // the layer's W_o (kvpress's CriticalKVPress)
+  bool hidden_states = false;      // the attention's input (kvpress's KVzapPress)
 
   // Whether attention must compute statistics (queries_before_rope comes from the model alone).
   bool any() const {
@@ -49,6 +50,9 @@ struct AttentionStats {
   // Requested with output_projection: the layer's attention output projection W_o [dim, heads ·
   // head_dim] (transformers' o_proj.weight), in the model's dtype, on its device.
   torch::Tensor output_projection;
+  // Requested with hidden_states: [T, dim], the forward's attention input (after the layer's input
+  // RMSNorm, what kvpress's hooks receive as hidden_states), in the model's dtype, on its device.
+  torch::Tensor hidden_states;
   // One past the largest original position in the cache (the forward's last token's + 1), known
   // on the host without reading the positions; 0 when the caller does not say.
   int64_t position_end = 0;

@@ -22,6 +22,7 @@ StatsRequest& StatsRequest::merge(const StatsRequest& other) {
   kv_column_above_mean |= other.kv_column_above_mean;
   queries_before_rope |= other.queries_before_rope;
   output_projection |= other.output_projection;
+  hidden_states |= other.hidden_states;
   return *this;
 }
 

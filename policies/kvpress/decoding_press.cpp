@@ -75,7 +75,7 @@ const PolicyRegistration decoding_any_registration(
 
 // The registry's DecodingPress keys around presses that score from the current step alone.
 const bool decoding_registered = [] {
-  for (const char* press : {"knorm", "keydiff", "streaming_llm", "tova"}) {
+  for (const char* press : {"knorm", "keydiff", "streaming_llm", "tova", "qfilter"}) {
     const std::string name = std::string("kvpress:decoding_") + press, scorer = std::string("kvpress:") + press;
     PolicyRegistration({name, "DecodingPress(base_press=" + scorer + ")",
                         "kvpress decoding_press.py (PRESS_REGISTRY " + name.substr(8) + ")", {kInterval},

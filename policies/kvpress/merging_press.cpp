@@ -103,6 +103,7 @@ const bool merging_registered = [] {
   register_merging("kvpress:merging_knorm", "kvpress:knorm", nlohmann::json::object());
   register_merging("kvpress:merging_snapkv", "kvpress:snapkv", nlohmann::json::object());
   register_merging("kvpress:merging_expected_attention", "expected_attention", {{"epsilon", 1e-2}});
+  register_merging("kvpress:merging_kvzap_mlp", "kvpress:kvzap", nlohmann::json::object());
   return true;
 }();
 

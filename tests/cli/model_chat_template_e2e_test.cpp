@@ -12,7 +12,7 @@
 
 #include "cli/run_binary.hpp"
 #include "harness/temp_dir.hpp"
-#include "models/safetensors.hpp"
+#include "tensorio/safetensors.hpp"
 #include "tokenizers/tokenizer.hpp"
 
 namespace kvbench::testing {

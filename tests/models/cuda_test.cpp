@@ -12,6 +12,7 @@
 #include "models/generation.hpp"
 #include "models/model_loader.hpp"
 #include "policies/registry.hpp"
+#include "every_policy.hpp"
 
 namespace kvbench::models {
 namespace {
@@ -53,7 +54,8 @@ TEST_F(Cuda, EveryPolicyRunsOnDeviceWithinBudget) {
   std::vector<int64_t> tokens{1};
   for (int i = 0; i < 120; ++i) tokens.push_back(3 + (i * 37) % 500);
   for (const auto& info : policies::registered_policies()) {
-    auto policy = policies::make_policy(info.name);
+    if (kvbench::testing::policy_refuses(info.name, Protocol::kStream, true)) continue;
+    auto policy = policies::make_policy(info.name, kvbench::testing::runnable_params(info.name, loaded_.config));
     SessionOptions options;
     options.protocol = Protocol::kStream;
     options.block = 7;

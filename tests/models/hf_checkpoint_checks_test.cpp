@@ -12,7 +12,7 @@
 
 #include "tokenizers/model_error.hpp"
 #include "models/model_loader.hpp"
-#include "models/safetensors.hpp"
+#include "tensorio/safetensors.hpp"
 #include "model_load_error.hpp"
 #include "safetensors_header_edit.hpp"
 #include "scratch_dirs.hpp"

@@ -12,7 +12,7 @@
 #include "models/hf_config.hpp"
 #include "tokenizers/model_error.hpp"
 #include "models/model_loader.hpp"
-#include "models/safetensors.hpp"
+#include "tensorio/safetensors.hpp"
 #include "models/transformer.hpp"
 #include "model_load_error.hpp"
 #include "safetensors_header_edit.hpp"

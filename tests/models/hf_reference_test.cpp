@@ -11,7 +11,7 @@
 
 #include "models/inference_session.hpp"
 #include "models/model_loader.hpp"
-#include "models/safetensors.hpp"
+#include "tensorio/safetensors.hpp"
 #include "models/transformer.hpp"
 
 namespace kvbench::models {

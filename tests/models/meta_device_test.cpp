@@ -10,7 +10,7 @@
 #include "models/meta_kernels.hpp"
 #include "models/model_loader.hpp"
 #include "policies/registry.hpp"
-#include "policy_refusals.hpp"
+#include "every_policy.hpp"
 
 namespace kvbench::models {
 namespace {
@@ -32,7 +32,9 @@ class MetaDevice : public ::testing::Test {
   // steps that each evict; "" when it ran through, else where and why it failed.
   static std::string decode(const std::string& policy_name, Protocol protocol,
                             const nlohmann::json& params = nlohmann::json::object(), int prompt = 24) {
-    auto policy = policies::make_policy(policy_name, params);
+    nlohmann::json all = kvbench::testing::runnable_params(policy_name, model_->config());
+    all.update(params);
+    auto policy = policies::make_policy(policy_name, all);
     SessionOptions options;
     options.protocol = protocol;
     options.block = 4;

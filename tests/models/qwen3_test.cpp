@@ -13,7 +13,7 @@
 #include "models/inference_session.hpp"
 #include "tokenizers/model_error.hpp"
 #include "models/model_loader.hpp"
-#include "models/safetensors.hpp"
+#include "tensorio/safetensors.hpp"
 #include "models/transformer.hpp"
 
 namespace kvbench::models {

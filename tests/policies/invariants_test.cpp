@@ -11,7 +11,7 @@
 #include "models/inference_session.hpp"
 #include "policies/registry.hpp"
 #include "budget_probe.hpp"
-#include "policy_refusals.hpp"
+#include "every_policy.hpp"
 
 namespace kvbench::policies {
 namespace {
@@ -48,7 +48,7 @@ TEST_F(PolicyInvariants, NoHeadEverExceedsItsBudget) {
       options.block = 1 + static_cast<int64_t>(rng() % 9);
       options.budget = trial % 2 ? Budget::tokens(budget) : Budget::fraction(0.3 + 0.1 * (trial % 3));
       options.seed = trial;
-      CheckedPolicy checker(make_policy(info.name));
+      CheckedPolicy checker(make_policy(info.name, kvbench::testing::runnable_params(info.name, model_->config())));
       models::InferenceSession session(*model_, &checker, options);
       if (kvbench::testing::policy_refuses(info.name, protocol, true)) {
         EXPECT_THROW(session.prefill(tokens(length, rng)), std::invalid_argument) << info.name;
@@ -74,7 +74,7 @@ TEST_F(PolicyInvariants, BudgetAtLeastTheSequenceGivesFullLogits) {
       options.block = 5;
       models::InferenceSession full(*model_, nullptr, options);
       options.budget = Budget::tokens(1000);
-      auto policy = make_policy(info.name);
+      auto policy = make_policy(info.name, kvbench::testing::runnable_params(info.name, model_->config()));
       models::InferenceSession evicting(*model_, policy.get(), options);
       if (kvbench::testing::policy_refuses(info.name, protocol, true)) {
         EXPECT_THROW(evicting.prefill(prompt, true), std::invalid_argument) << info.name;

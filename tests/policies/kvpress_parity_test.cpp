@@ -5,6 +5,11 @@
 // boundary counted apart, tests/policies/parity_fixture.hpp).
 #include "parity_fixture.hpp"
 
+#include <filesystem>
+#include <fstream>
+
+#include "tensorio/safetensors.hpp"
+
 namespace kvbench::policies {
 namespace {
 
@@ -116,6 +121,181 @@ TEST(KvpressParity, ThinkZeroesTheKeyChannelsKvpressZeroes) {
     policies.insert(c["policy"]);
   }
   EXPECT_EQ(policies, (std::set<std::string>{"kvpress:think", "kvpress:snap_think"}));
+}
+
+// QFilterPress with the filters written as the published artefact (model.safetensors, tensor
+// q_filters) and read back by kvpress:qfilter from the repository's directory.
+TEST(KvpressParity, QFilterKeepsWhatKvpressKeepsWithTheFiltersReadFromTheArtefact) {
+  const json fixture = parity::load_fixture("kvpress_qfilter.json");
+  parity::ParityCount count;
+  for (const json& c : fixture["cases"]) {
+    const int64_t L = c["layers"], KV = c["kv_heads"], d = c["head_dim"];
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("kvbench_" + c["name"].get<std::string>());
+    std::filesystem::create_directories(dir);
+    models::write_safetensors((dir / "model.safetensors").string(), {{"q_filters", parity::tensor_of(c["q_filters"], {L, KV, d})}});
+    json with_path = c;
+    with_path["params"]["q_filters"] = dir.string();
+    parity::run_case("kvpress:qfilter", with_path, count);
+    std::filesystem::remove_all(dir);
+  }
+  parity::report("kvpress:qfilter", fixture, count);
+  EXPECT_GE(count.cases, 5);
+}
+
+// A missing or foreign artefact is one error naming the file and what was expected.
+TEST(KvpressParity, QFilterNamesTheArtefactItNeeds) {
+  auto error_of = [](const json& params, const SequenceInfo* info) -> std::string {
+    try {
+      auto policy = make_policy("kvpress:qfilter", params);
+      if (info) policy->begin(*info);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(error_of(json::object(), nullptr).find("nthngdy/<model name>_qfilt"), std::string::npos);
+  EXPECT_NE(error_of({{"q_filters", "/nonexistent/qfilt"}}, nullptr).find("/nonexistent/qfilt does not exist"), std::string::npos);
+  const std::string file = (std::filesystem::temp_directory_path() / "kvbench_qfilt_wrong.safetensors").string();
+  models::write_safetensors(file, {{"filters", torch::zeros({2, 2, 8})}});
+  EXPECT_NE(error_of({{"q_filters", file}}, nullptr).find("no tensor 'q_filters'"), std::string::npos);
+  models::write_safetensors(file, {{"q_filters", torch::zeros({2, 2, 8})}});
+  SequenceInfo info;
+  info.n_layers = 5;
+  info.n_kv_heads = 4;
+  info.head_dim = 8;
+  EXPECT_NE(error_of({{"q_filters", file}}, &info).find("q_filters is [2, 2, 8], the model needs [5, 4, 8]"), std::string::npos);
+  std::filesystem::remove(file);
+}
+
+// KVzapPress (kvzap_mlp_head) and DMSPress around it (kvzap_linear, kvzap_mlp): the recorded KVzap
+// model written as the published artefact (config.json, model.safetensors) and read back; the
+// forwards' hidden states fed as the runtime feeds them; the kept positions after the last forward.
+TEST(KvpressParity, KvzapAndDmsKeepWhatKvpressKeeps) {
+  const json fixture = parity::load_fixture("kvpress_kvzap.json");
+  std::set<std::string> policies;
+  parity::ParityCount count;
+  for (const json& c : fixture["cases"]) {
+    SCOPED_TRACE("case " + c["name"].get<std::string>());
+    const int64_t L = c["layers"], KV = c["kv_heads"], d = c["head_dim"], dim = c["hidden_size"];
+    const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("kvbench_" + c["name"].get<std::string>());
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "config.json") << c["kvzap_config"].dump();
+    std::vector<std::pair<std::string, torch::Tensor>> tensors;
+    for (const auto& [name, t] : c["kvzap_tensors"].items())
+      tensors.push_back({name, parity::tensor_of(t["data"], t["shape"].get<std::vector<int64_t>>())});
+    models::write_safetensors((dir / "model.safetensors").string(), tensors);
+    json params = c["params"];
+    params["kvzap_model"] = dir.string();
+    auto policy = make_policy(c["policy"], params);
+    policies.insert(c["policy"]);
+    SequenceInfo info = parity::sequence_info(c, L);
+    if (!c.contains("compression_ratio")) info.budget = kUnlimitedTokens;
+    policy->begin(info);
+    KVCache cache(L, KV, d, torch::kFloat32, policy->position_mode());
+    int64_t position = 0;
+    for (size_t f = 0; f < c["forwards"].size(); ++f) {
+      const int64_t n = static_cast<int64_t>(c["forwards"][f].size()) / dim;
+      const torch::Tensor h = parity::tensor_of(c["forwards"][f], {n, dim});
+      for (int64_t l = 0; l < L; ++l) {
+        LayerCache& layer = cache.layer(l);
+        append_model_heads(layer, torch::zeros({KV, n, d}), torch::zeros({KV, n, d}), torch::arange(position, position + n));
+        AttentionStats stats;
+        stats.hidden_states = h;
+        stats.n_queries = n;
+        stats.position_end = position + n;
+        const Phase phase = f == 0 ? Phase::kPrefill : Phase::kDecode;
+        policy->observe(l, layer, stats, phase);
+        policy->compress(l, layer, phase);
+      }
+      position += n;
+    }
+    for (int64_t l = 0; l < L; ++l) {
+      const json& want = c["layer_results"][l];
+      parity::expect_kept(cache.layer(l), want["kept"], want.contains("ties") ? want["ties"] : json(), count);
+    }
+    std::filesystem::remove_all(dir);
+  }
+  EXPECT_EQ(policies, (std::set<std::string>{"kvpress:kvzap_mlp_head", "kvpress:kvzap_linear", "kvpress:kvzap_mlp"}));
+}
+
+// DuoAttentionPress on the published pattern of Meta-Llama-3.1-8B-Instruct (tests/fixtures/
+// duo_attention): the same streaming heads as kvpress for each head_compression_ratio (outside
+// numpy's unspecified order among equal scores at the boundary), and after the prefill the same
+// tokens gone from each streaming head: [sink_size, n − recent_size).
+TEST(KvpressParity, DuoAttentionStreamsTheHeadsKvpressStreams) {
+  const json fixture = parity::load_fixture("kvpress_duo_attention.json");
+  const std::string pattern = std::string(KVBENCH_TESTS_DIR) + "/fixtures/duo_attention";
+  int tied = 0;
+  for (const json& c : fixture["cases"]) {
+    const double ratio = c["head_compression_ratio"];
+    SCOPED_TRACE("head_compression_ratio " + std::to_string(ratio));
+    auto policy = make_policy("kvpress:duo_attention", {{"attn_pattern", pattern}, {"head_compression_ratio", ratio}});
+    SequenceInfo info;
+    info.n_layers = 32;
+    info.n_heads = 32;
+    info.n_kv_heads = 8;
+    info.head_dim = 4;
+    info.budget = kUnlimitedTokens;
+    policy->begin(info);
+    // Streaming heads as kvbench picks them: the heads that lose tokens on a long prompt.
+    std::set<int64_t> ours, theirs = c["streaming"].get<std::set<int64_t>>(), ties = c["boundary_ties"].get<std::set<int64_t>>();
+    const int64_t n = 1000;
+    for (int64_t l = 0; l < 32; ++l) {
+      LayerCache cache(8, 4, torch::kFloat32);
+      cache.append(torch::zeros({8, n, 4}), torch::zeros({8, n, 4}), torch::arange(n, torch::kInt64));
+      policy->compress(l, cache, Phase::kPrefill);
+      for (int64_t h = 0; h < 8; ++h)
+        if (parity::kept_positions(cache, h).size() < static_cast<size_t>(n)) ours.insert(l * 8 + h);
+    }
+    EXPECT_EQ(ours.size(), theirs.size());
+    auto outside = [&](const std::set<int64_t>& x) {
+      std::set<int64_t> o;
+      for (int64_t i : x)
+        if (!ties.count(i)) o.insert(i);
+      return o;
+    };
+    EXPECT_EQ(outside(ours), outside(theirs));
+    if (!ties.empty()) ++tied;
+    // The masked positions of the recorded layers, on heads both pick.
+    for (const json& layer : c["layers"]) {
+      const int64_t l = layer["layer"], k_len = layer["k_len"];
+      LayerCache cache(8, 4, torch::kFloat32);
+      cache.append(torch::zeros({8, k_len, 4}), torch::zeros({8, k_len, 4}), torch::arange(k_len, torch::kInt64));
+      policy->compress(l, cache, Phase::kPrefill);
+      for (int64_t h = 0; h < 8; ++h) {
+        if (ties.count(l * 8 + h)) continue;
+        std::set<int64_t> kept = parity::kept_positions(cache, h), want;
+        const std::set<int64_t> masked = layer["masked"][h].get<std::set<int64_t>>();
+        for (int64_t p = 0; p < k_len; ++p)
+          if (!masked.count(p)) want.insert(p);
+        EXPECT_EQ(kept, want) << "layer " << l << " head " << h << " k_len " << k_len;
+      }
+    }
+  }
+  EXPECT_LE(tied, 2) << "the comparison should mostly be free of ties";
+}
+
+// A pattern file that does not parse is one error naming the file and line.
+TEST(KvpressParity, DuoAttentionNamesTheLineOfABadPattern) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "kvbench_duo_bad";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "config.json") << R"({"sink_size": 4, "recent_size": 8})";
+  std::ofstream(dir / "full_attention_heads.tsv") << "0.5\t0.25\n0.5\tx\n";
+  try {
+    make_policy("kvpress:duo_attention", {{"attn_pattern", dir.string()}});
+    ADD_FAILURE() << "a bad pattern was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("full_attention_heads.tsv: line 2, column 2: 'x' is not a number"), std::string::npos)
+        << e.what();
+  }
+  std::ofstream(dir / "config.json") << R"({"sink_size": 4})";
+  try {
+    make_policy("kvpress:duo_attention", {{"attn_pattern", dir.string()}});
+    ADD_FAILURE() << "a config without recent_size was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("config.json: field 'recent_size'"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

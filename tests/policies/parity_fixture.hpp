@@ -59,9 +59,12 @@ inline torch::Tensor tensor_of(const json& values, std::vector<int64_t> shape) {
   return t.reshape(shape);
 }
 
+// The row of lc.positions() that holds head h's (a homogeneous cache may keep one for all heads).
+inline int64_t positions_row(const LayerCache& lc, int64_t h) { return lc.positions().size(0) == 1 ? 0 : h; }
+
 inline std::set<int64_t> kept_positions(const LayerCache& cache, int64_t head) {
   std::set<int64_t> out;
-  torch::Tensor pos = cache.positions().to(torch::kCPU)[head];
+  torch::Tensor pos = cache.positions().to(torch::kCPU)[positions_row(cache, head)];
   torch::Tensor valid = cache.valid();
   for (int64_t j = 0; j < cache.size(); ++j)
     if (!valid.defined() || valid[head][j].item<bool>()) out.insert(pos[j].item<int64_t>());
@@ -136,9 +139,6 @@ inline SequenceInfo sequence_info(const json& c, int64_t layers) {
 // Where the reference rewrites keys or values (kvpress's ThinKPress, MergingPress), the rows each
 // head of `rows` (lc's keys or values) holds at its kept positions, ascending: [[[d floats] per
 // kept position] per head].
-// The row of lc.positions() that holds head h's (a homogeneous cache may keep one for all heads).
-inline int64_t positions_row(const LayerCache& lc, int64_t h) { return lc.positions().size(0) == 1 ? 0 : h; }
-
 inline void expect_kept_rows(const torch::Tensor& rows, const LayerCache& lc, const json& want) {
   for (int64_t h = 0; h < lc.kv_heads(); ++h) {
     const torch::Tensor positions = lc.positions().to(torch::kCPU)[positions_row(lc, h)];

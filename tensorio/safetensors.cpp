@@ -1,4 +1,4 @@
-#include "models/safetensors.hpp"
+#include "tensorio/safetensors.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "models/mapped_file.hpp"
+#include "tensorio/mapped_file.hpp"
 
 namespace kvbench::models {
 

@@ -1,0 +1,105 @@
+#pragma once
+// What the tests (and benchmarks) that run every registered policy need to know of some of them:
+// - settings a policy refuses with one clear error (std::invalid_argument), which such tests expect
+//   instead of a run: ThinK prunes key channels, not tokens, so alone it refuses a token budget, and
+//   it prunes the prompt once, so it refuses a streamed prefill; DMSPress evicts by a threshold,
+//   so it refuses a token budget too, and so does DuoAttention (sized by its head ratio, masking the
+//   prompt once, so also refusing a streamed prefill);
+// - the parameters that make a policy runnable: learned presses read a published artefact, which
+//   is written here (random, in the published format) for the model's shape; DMSPress needs a
+//   threshold.
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "models/model_config.hpp"
+#include "models/protocol.hpp"
+#include "tensorio/safetensors.hpp"
+
+namespace kvbench::testing {
+
+inline bool thresholded(const std::string& policy) {
+  return policy == "kvpress:dms" || policy == "kvpress:kvzap_linear" || policy == "kvpress:kvzap_mlp";
+}
+
+inline bool policy_refuses(const std::string& policy, models::Protocol protocol, bool token_budget) {
+  const bool think = policy == "think" || policy == "kvpress:think";
+  const bool duo = policy == "duo_attention" || policy == "kvpress:duo_attention";
+  return ((think || duo || policy == "kvpress:snap_think") && protocol == models::Protocol::kStream) ||
+         ((think || duo || thresholded(policy)) && token_budget);
+}
+
+// Q-filters [layers, kv_heads, head_dim] as nthngdy/<model>_qfilt's model.safetensors, written once
+// per shape under the temp directory.
+inline std::string q_filters_file(int64_t layers, int64_t kv_heads, int64_t head_dim) {
+  const std::filesystem::path file = std::filesystem::temp_directory_path() /
+                                     ("kvbench_qfilt_" + std::to_string(layers) + "x" + std::to_string(kv_heads) + "x" +
+                                      std::to_string(head_dim) + ".safetensors");
+  at::Generator g = at::detail::createCPUGenerator(layers * 1000 + kv_heads * 10 + head_dim);
+  models::write_safetensors(file.string(), {{"q_filters", torch::randn({layers, kv_heads, head_dim}, g, torch::kFloat32)}});
+  return file.string();
+}
+
+// A KVzap surrogate ("linear" or "mlp", hidden 8) as nvidia/KVzap-<type>-<model>: config.json and
+// model.safetensors, written once per shape under the temp directory.
+inline std::string kvzap_dir(const std::string& type, int64_t layers, int64_t dim, int64_t kv_heads) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("kvbench_kvzap_" + type + "_" + std::to_string(layers) + "x" + std::to_string(dim) + "x" +
+                                     std::to_string(kv_heads));
+  std::filesystem::create_directories(dir);
+  const bool mlp = type == "mlp";
+  nlohmann::json config = {{"input_dim", dim}, {"output_dim", kv_heads}, {"n_modules", layers}, {"model_type", "kvzap"}};
+  config["hidden_dim"] = mlp ? nlohmann::json(8) : nlohmann::json(nullptr);
+  std::ofstream(dir / "config.json") << config.dump();
+  at::Generator g = at::detail::createCPUGenerator(layers * 7 + dim + kv_heads);
+  std::vector<std::pair<std::string, torch::Tensor>> tensors;
+  for (int64_t i = 0; i < layers; ++i) {
+    const std::string p = "layers." + std::to_string(i) + ".";
+    if (mlp) {
+      tensors.push_back({p + "0.weight", torch::randn({8, dim}, g) * 0.1});
+      tensors.push_back({p + "0.bias", torch::randn({8}, g)});
+      tensors.push_back({p + "2.weight", torch::randn({kv_heads, 8}, g)});
+      tensors.push_back({p + "2.bias", torch::randn({kv_heads}, g)});
+    } else {
+      tensors.push_back({p + "weight", torch::randn({kv_heads, dim}, g) * 0.1});
+      tensors.push_back({p + "bias", torch::randn({kv_heads}, g)});
+    }
+  }
+  models::write_safetensors((dir / "model.safetensors").string(), tensors);
+  return dir.string();
+}
+
+// A DuoAttention pattern as mit-han-lab/duo-attention publishes it (config.json with sink_size 2 and
+// recent_size 4, full_attention_heads.tsv with a row of KV-head scores per layer).
+inline std::string duo_pattern_dir(int64_t layers, int64_t kv_heads) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("kvbench_duo_" + std::to_string(layers) + "x" + std::to_string(kv_heads));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "config.json") << R"({"sink_size": 2, "recent_size": 4})";
+  std::ofstream tsv(dir / "full_attention_heads.tsv");
+  for (int64_t l = 0; l < layers; ++l)
+    for (int64_t h = 0; h < kv_heads; ++h) tsv << ((l * 7 + h * 3) % 10) / 10.0 << (h + 1 < kv_heads ? "\t" : "\n");
+  return dir.string();
+}
+
+// The parameters a policy needs beyond its defaults to run on this model.
+inline nlohmann::json runnable_params(const std::string& policy, const models::ModelConfig& model) {
+  nlohmann::json p = nlohmann::json::object();
+  const bool kvpress = policy.rfind("kvpress:", 0) == 0;
+  if (policy == "qfilter" || (kvpress && policy.find("qfilter") != std::string::npos))
+    p["q_filters"] = q_filters_file(model.n_layers, model.n_kv_heads, model.head_dim);
+  if (policy == "kvzap" || policy == "kvpress:dms" || (kvpress && policy.find("kvzap") != std::string::npos))
+    p["kvzap_model"] = kvzap_dir(policy.find("linear") != std::string::npos ? "linear" : "mlp", model.n_layers, model.dim,
+                                 model.n_kv_heads);
+  if (thresholded(policy)) p["threshold"] = 0.0;
+  if (policy == "duo_attention" || policy == "kvpress:duo_attention") {
+    p["attn_pattern"] = duo_pattern_dir(model.n_layers, model.n_kv_heads);
+    p["head_compression_ratio"] = 0.5;
+  }
+  return p;
+}
+
+}  // namespace kvbench::testing
