@@ -1,6 +1,7 @@
 // `kvbench demo`: the main job on the embedded default model. Streams a few TinyStories stories
-// token by token through stories260K under every registered eviction policy at two cache
-// budgets, and prints streaming perplexity per policy and budget beside the full cache. Every
+// token by token through stories260K under every eviction policy that runs with its defaults (not
+// the learned presses, which need their artefacts, nor ThinK) at two cache budgets, and prints
+// streaming perplexity per policy and budget beside the full cache. Every
 // cell is an ordinary job: its result lands in the results directory, and re-running the demo
 // reuses it.
 #include <algorithm>
@@ -31,6 +32,24 @@ struct DemoPlan {
   std::vector<std::string> budgets;
 };
 
+// Learned presses need their published artefact (qfilter, kvzap, duo_attention) and ThinK keeps
+// every token (it prunes key channels): they refuse the demo's defaults with invalid_argument.
+bool runs_with_defaults(const std::string& policy) {
+  try {
+    auto p = policies::make_policy(policy);
+    policies::SequenceInfo info;
+    info.n_layers = 1;
+    info.n_heads = info.n_kv_heads = 1;
+    info.head_dim = 8;
+    info.prompt_len = 64;
+    info.budget = 32;
+    p->begin(info);
+    return true;
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+}
+
 nlohmann::json demo_grid(const DemoPlan& plan) {
   nlohmann::json fixed = {{"model", "stories260K"},
                           {"task", "tinystories"},
@@ -39,10 +58,11 @@ nlohmann::json demo_grid(const DemoPlan& plan) {
                           {"block", 1},
                           {"limit", plan.stories}};
   nlohmann::json evicting = nlohmann::json::array();
-  // Every policy by its bare name; kvpress's variants (`kvpress:<key>`, defined for one
-  // compression after the prefill, not for a stream) have their own page, docs/policies-kvpress.md.
+  // Every policy by its bare name that runs with its defaults under a token budget; kvpress's
+  // variants (`kvpress:<key>`, defined for one compression after the prefill, not for a stream)
+  // have their own page, docs/policies-kvpress.md.
   for (const auto& p : policies::registered_policies())
-    if (p.name != "full" && p.name.rfind("kvpress:", 0) != 0) evicting.push_back(p.name);
+    if (p.name != "full" && p.name.rfind("kvpress:", 0) != 0 && runs_with_defaults(p.name)) evicting.push_back(p.name);
   nlohmann::json grid = {{"name", "demo"}, {"fixed", fixed},
                          {"include", {{{"policy", "full"}, {"budget", "full"}}}}};
   if (!evicting.empty()) grid["axes"] = {{"policy", evicting}, {"budget", plan.budgets}};

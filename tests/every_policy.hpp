@@ -3,8 +3,9 @@
 // - settings a policy refuses with one clear error (std::invalid_argument), which such tests expect
 //   instead of a run: ThinK prunes key channels, not tokens, so alone it refuses a token budget, and
 //   it prunes the prompt once, so it refuses a streamed prefill; DMSPress evicts by a threshold,
-//   so it refuses a token budget too, and so does DuoAttention (sized by its head ratio, masking the
-//   prompt once, so also refusing a streamed prefill);
+//   so it refuses a token budget too, and so do DuoAttention (sized by its head ratio) and LU-KV (its
+//   curve is indexed by compression ratio), which compress the prompt once and refuse a streamed
+//   prefill as well;
 // - the parameters that make a policy runnable: learned presses read a published artefact, which
 //   is written here (random, in the published format) for the model's shape; DMSPress needs a
 //   threshold.
@@ -28,8 +29,9 @@ inline bool thresholded(const std::string& policy) {
 inline bool policy_refuses(const std::string& policy, models::Protocol protocol, bool token_budget) {
   const bool think = policy == "think" || policy == "kvpress:think";
   const bool duo = policy == "duo_attention" || policy == "kvpress:duo_attention";
-  return ((think || duo || policy == "kvpress:snap_think") && protocol == models::Protocol::kStream) ||
-         ((think || duo || thresholded(policy)) && token_budget);
+  const bool lukv = policy == "kvpress:lukv";
+  return ((think || duo || lukv || policy == "kvpress:snap_think") && protocol == models::Protocol::kStream) ||
+         ((think || duo || lukv || thresholded(policy)) && token_budget);
 }
 
 // Q-filters [layers, kv_heads, head_dim] as nthngdy/<model>_qfilt's model.safetensors, written once
@@ -85,6 +87,25 @@ inline std::string duo_pattern_dir(int64_t layers, int64_t kv_heads) {
   return dir.string();
 }
 
+// An LU-KV budget curve as np.save writes it: float64 [99, layers, kv_heads], prune ratio row/100.
+inline std::string lukv_curve_file(int64_t layers, int64_t kv_heads) {
+  const std::filesystem::path file = std::filesystem::temp_directory_path() /
+                                     ("kvbench_lukv_" + std::to_string(layers) + "x" + std::to_string(kv_heads) + ".npy");
+  std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (99, " + std::to_string(layers) + ", " +
+                       std::to_string(kv_heads) + "), }";
+  while ((10 + header.size() + 1) % 64) header += ' ';
+  header += '\n';
+  std::ofstream out(file, std::ios::binary);
+  out << std::string("\x93NUMPY\x01\x00", 8) << static_cast<char>(header.size() & 0xff) << static_cast<char>(header.size() >> 8)
+      << header;
+  for (int64_t row = 0; row < 99; ++row)
+    for (int64_t i = 0; i < layers * kv_heads; ++i) {
+      const double ratio = (row + 1) / 100.0;
+      out.write(reinterpret_cast<const char*>(&ratio), sizeof ratio);
+    }
+  return file.string();
+}
+
 // The parameters a policy needs beyond its defaults to run on this model.
 inline nlohmann::json runnable_params(const std::string& policy, const models::ModelConfig& model) {
   nlohmann::json p = nlohmann::json::object();
@@ -95,6 +116,7 @@ inline nlohmann::json runnable_params(const std::string& policy, const models::M
     p["kvzap_model"] = kvzap_dir(policy.find("linear") != std::string::npos ? "linear" : "mlp", model.n_layers, model.dim,
                                  model.n_kv_heads);
   if (thresholded(policy)) p["threshold"] = 0.0;
+  if (policy == "kvpress:lukv") p["budget_curve"] = lukv_curve_file(model.n_layers, model.n_kv_heads);
   if (policy == "duo_attention" || policy == "kvpress:duo_attention") {
     p["attn_pattern"] = duo_pattern_dir(model.n_layers, model.n_kv_heads);
     p["head_compression_ratio"] = 0.5;

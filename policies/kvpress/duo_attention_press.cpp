@@ -6,6 +6,7 @@
 // the published pattern (mit-han-lab/duo-attention attn_patterns/<model>/<run>/: config.json with
 // sink_size and recent_size, full_attention_heads.tsv with one row of KV-head scores per layer),
 // read from the directory the user gives. kvpress masks; kvbench evicts (ragged heads).
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>

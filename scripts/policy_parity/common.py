@@ -159,3 +159,14 @@ def load_module(path, name):
     sys.modules[name] = mod
     spec.loader.exec_module(mod)
     return mod
+
+
+def recorder_args(out="--out-dir", out_help="folder of the fixtures written"):
+    """The command line every kvpress recorder takes: the checkout, its commit, where to write."""
+    import argparse
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reference", required=True, help="checkout of NVIDIA/kvpress")
+    ap.add_argument("--commit", required=True)
+    ap.add_argument(out, required=True, help=out_help)
+    return ap.parse_args()
+

@@ -11,7 +11,6 @@ not specified: x86-simd-sort, introsort), and the masked positions of a few laye
   /usr/bin/python3 scripts/policy_parity/kvpress_duo_attention.py --reference /tmp/kvpress_ref \
       --commit 8bb29b9c3078452a86d692f29123fa6c793e2b05 --out tests/fixtures/policy_parity/kvpress_duo_attention.json
 """
-import argparse
 import json
 import os
 import sys
@@ -21,6 +20,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import common  # noqa: E402
 from kvpress_critical import load_presses, module_for  # noqa: E402
 
 PATTERN_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "fixtures", "duo_attention")
@@ -47,11 +47,7 @@ def stub_imports():
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--reference", required=True, help="checkout of NVIDIA/kvpress")
-    ap.add_argument("--commit", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
+    a = common.recorder_args("--out", "the fixture written")
     stub_imports()
     P = load_presses(a.reference)
     Duo = P("duo_attention_press").DuoAttentionPress

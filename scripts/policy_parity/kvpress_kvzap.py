@@ -12,7 +12,6 @@ classes are imported from a checkout, never copied.
   /usr/bin/python3 scripts/policy_parity/kvpress_kvzap.py --reference /tmp/kvpress_ref \
       --commit 8bb29b9c3078452a86d692f29123fa6c793e2b05 --out-dir tests/fixtures/policy_parity
 """
-import argparse
 import json
 import os
 import sys
@@ -115,11 +114,7 @@ CASES = [
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--reference", required=True, help="checkout of NVIDIA/kvpress")
-    ap.add_argument("--commit", required=True)
-    ap.add_argument("--out-dir", required=True)
-    a = ap.parse_args()
+    a = common.recorder_args()
     P = load_presses(a.reference)
     cases = []
     for i, (key, shape) in enumerate(CASES):

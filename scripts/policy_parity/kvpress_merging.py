@@ -11,7 +11,6 @@ checkout, never copied.
 Writes kvpress_<key>.json: common.py's layout with each layer's "v" and "kept_values" ([[value of
 each kept position, ascending] per KV head]).
 """
-import argparse
 import os
 import sys
 
@@ -68,11 +67,7 @@ SHAPES = [(4, 4, 48, 0.25, 0.0, 1.0), (4, 2, 64, 0.5, 0.0, 1.0), (8, 2, 56, 0.75
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--reference", required=True, help="checkout of NVIDIA/kvpress")
-    ap.add_argument("--commit", required=True)
-    ap.add_argument("--out-dir", required=True)
-    a = ap.parse_args()
+    a = common.recorder_args()
     P = load_presses(a.reference)
     for key, spec in SPECS.items():
         cases = []

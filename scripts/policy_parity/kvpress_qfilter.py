@@ -10,7 +10,6 @@ copied.
   /usr/bin/python3 scripts/policy_parity/kvpress_qfilter.py --reference /tmp/kvpress_ref \
       --commit 8bb29b9c3078452a86d692f29123fa6c793e2b05 --out-dir tests/fixtures/policy_parity
 """
-import argparse
 import os
 import sys
 import types
@@ -54,11 +53,7 @@ SHAPES = [(4, 4, 48, 0.25, 2), (4, 2, 64, 0.5, 3), (8, 2, 56, 0.75, 2), (4, 2, 6
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--reference", required=True, help="checkout of NVIDIA/kvpress")
-    ap.add_argument("--commit", required=True)
-    ap.add_argument("--out-dir", required=True)
-    a = ap.parse_args()
+    a = common.recorder_args()
     stub_huggingface_hub()
     P = load_presses(a.reference)
     cases = []

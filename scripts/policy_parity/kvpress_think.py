@@ -16,7 +16,6 @@ cache; here their compress() are called in that order on the same tensors. Each 
 before RoPE, the values, the kept positions and "kept_keys" (rotated keys after ThinK, [[d floats]
 per kept position, ascending] per KV head).
 """
-import argparse
 import os
 import sys
 
@@ -84,11 +83,7 @@ CASES = [
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--reference", required=True, help="checkout of NVIDIA/kvpress")
-    ap.add_argument("--commit", required=True)
-    ap.add_argument("--out-dir", required=True)
-    a = ap.parse_args()
+    a = common.recorder_args()
     P = ea.load_presses(a.reference)
     cases = [run_case(P, 7000 + i, *c) for i, c in enumerate(CASES)]
     reference = {"repo": "NVIDIA/kvpress", "commit": a.commit, "registry_keys": ["think", "snap_think"]}

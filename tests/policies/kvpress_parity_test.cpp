@@ -33,19 +33,25 @@ INSTANTIATE_TEST_SUITE_P(Kvpress, KvpressRegistryKey,
                                            "critical_snapkv", "critical_adakv_snapkv", "block_keydiff", "merging_knorm",
                                            "merging_snapkv"));
 
+// The RoPE of a recorded case: transformers' half-split layout at the case's theta, as the
+// recorders' module.rotary_emb.
+models::Rope recorded_rope(const json& c) {
+  models::ModelConfig config;
+  config.head_dim = c["head_dim"];
+  config.n_heads = c["heads"];
+  config.n_kv_heads = c["kv_heads"];
+  config.rope_theta = c["rope_theta"];
+  config.rope_style = models::RopeStyle::kHalfSplit;
+  return models::Rope(config);
+}
+
 // ExpectedAttentionPress reads the queries before RoPE, which models::attend does not see: the
 // case gives them with the keys before RoPE; both rotate here with the model's RoPE
 // (transformers' half-split layout, as the recorded module.rotary_emb).
 void run_expected_attention_case(const json& c, parity::ParityCount& count) {
   SCOPED_TRACE("case " + c["name"].get<std::string>());
   const int64_t H = c["heads"], KV = c["kv_heads"], d = c["head_dim"], T = c["prompt_len"];
-  models::ModelConfig config;
-  config.head_dim = d;
-  config.n_heads = H;
-  config.n_kv_heads = KV;
-  config.rope_theta = c["rope_theta"];
-  config.rope_style = models::RopeStyle::kHalfSplit;
-  const models::Rope rope(config);
+  const models::Rope rope = recorded_rope(c);
   auto policy = make_policy(c["policy"], c["params"]);
   ASSERT_TRUE(c.contains("compression_ratio"));
   policy->begin(parity::sequence_info(c, 1));
@@ -81,13 +87,7 @@ TEST(KvpressParity, ExpectedAttentionMatchesKvpress) {
 void run_think_case(const json& c) {
   SCOPED_TRACE("case " + c["name"].get<std::string>());
   const int64_t H = c["heads"], KV = c["kv_heads"], d = c["head_dim"], T = c["prompt_len"];
-  models::ModelConfig config;
-  config.head_dim = d;
-  config.n_heads = H;
-  config.n_kv_heads = KV;
-  config.rope_theta = c["rope_theta"];
-  config.rope_style = models::RopeStyle::kHalfSplit;
-  const models::Rope rope(config);
+  const models::Rope rope = recorded_rope(c);
   auto policy = make_policy(c["policy"], c["params"]);
   SequenceInfo info = parity::sequence_info(c, 1);
   if (!c.contains("compression_ratio")) info.budget = kUnlimitedTokens;
@@ -296,6 +296,28 @@ TEST(KvpressParity, DuoAttentionNamesTheLineOfABadPattern) {
     EXPECT_NE(std::string(e.what()).find("config.json: field 'recent_size'"), std::string::npos) << e.what();
   }
   std::filesystem::remove_all(dir);
+}
+
+// LUKVPress around KnormPress with a budget curve of the published form (.npy [99, layers,
+// kv_heads], written by numpy's np.save): each head's kept count from the curve's row for the
+// ratio, its tokens by the press's scores with the sinks and the window protected.
+TEST(KvpressParity, LukvKeepsWhatKvpressKeepsWithItsBudgetCurve) {
+  const json fixture = parity::load_fixture("kvpress_lukv.json");
+  parity::ParityCount count;
+  for (const json& c : fixture["cases"]) {
+    json with_curve = c;
+    with_curve["params"]["budget_curve"] = (parity::kFixtures / fixture["reference"]["curve"].get<std::string>()).string();
+    parity::run_case("kvpress:lukv", with_curve, count);
+  }
+  parity::report("kvpress:lukv", fixture, count);
+  EXPECT_GE(count.cases, 5);
+  // Without a curve: one error naming what to download.
+  try {
+    make_policy("kvpress:lukv");
+    ADD_FAILURE() << "kvpress:lukv without a curve was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("baidu-baige/LU-KV"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
