@@ -150,6 +150,14 @@ def write(path, policy, params, reference, cases):
     print(f"{path}: {len(cases)} cases, {total} steps, {ties} head selections with boundary ties")
 
 
+def write_cases(path, reference, cases):
+    """A fixture whose cases name their own policy and layout (no common "policy" and "params")."""
+    with open(path, "w") as f:
+        json.dump({"reference": reference, "cases": cases}, f, separators=(",", ":"))
+        f.write("\n")
+    print(f"{path}: {len(cases)} cases")
+
+
 def load_module(path, name):
     """Imports the reference file at `path` as module `name` (by path: our scripts' names would
     shadow the references' packages)."""

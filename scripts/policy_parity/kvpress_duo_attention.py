@@ -81,10 +81,7 @@ def main():
     reference = {"repo": "NVIDIA/kvpress", "commit": a.commit, "registry_key": "duo_attention",
                  "pattern": "mit-han-lab/duo-attention fe93c31 attn_patterns/Meta-Llama-3.1-8B-Instruct/"
                             "lr=0.02-reg=0.05-ctx=1000_128000-multi_passkey10"}
-    with open(a.out, "w") as f:
-        json.dump({"reference": reference, "cases": cases}, f, separators=(",", ":"))
-        f.write("\n")
-    print(f"{a.out}: {len(cases)} cases, tie groups {[len(c['boundary_ties']) for c in cases]}")
+    common.write_cases(a.out, reference, cases)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ classes are imported from a checkout, never copied.
   /usr/bin/python3 scripts/policy_parity/kvpress_kvzap.py --reference /tmp/kvpress_ref \
       --commit 8bb29b9c3078452a86d692f29123fa6c793e2b05 --out-dir tests/fixtures/policy_parity
 """
-import json
 import os
 import sys
 import types
@@ -125,10 +124,7 @@ def main():
         cases.append(case)
     out = os.path.join(a.out_dir, "kvpress_kvzap.json")
     reference = {"repo": "NVIDIA/kvpress", "commit": a.commit, "registry_keys": ["kvzap_mlp_head", "kvzap_linear", "kvzap_mlp"]}
-    with open(out, "w") as f:
-        json.dump({"reference": reference, "cases": cases}, f, separators=(",", ":"))
-        f.write("\n")
-    print(f"{out}: {len(cases)} cases")
+    common.write_cases(out, reference, cases)
 
 
 if __name__ == "__main__":

@@ -88,11 +88,7 @@ def main():
     cases = [run_case(P, 7000 + i, *c) for i, c in enumerate(CASES)]
     reference = {"repo": "NVIDIA/kvpress", "commit": a.commit, "registry_keys": ["think", "snap_think"]}
     out = os.path.join(a.out_dir, "kvpress_think.json")
-    import json
-    with open(out, "w") as f:
-        json.dump({"reference": reference, "cases": cases}, f, separators=(",", ":"))
-        f.write("\n")
-    print(f"{out}: {len(cases)} cases")
+    common.write_cases(out, reference, cases)
 
 
 if __name__ == "__main__":
