@@ -63,7 +63,7 @@ torch::Tensor read_npy(const std::string& path) {
     throw ModelLoadError(path, "truncated: the shape needs " + std::to_string(count) + " elements, the file holds " +
                                    std::to_string((size - data_start) / element));
   torch::Tensor out = torch::empty(shape, dtype);
-  std::memcpy(out.data_ptr(), bytes + data_start, static_cast<size_t>(count) * element);
+  if (count > 0) std::memcpy(out.data_ptr(), bytes + data_start, static_cast<size_t>(count) * element);  // an empty tensor has no data
   return out;
 }
 

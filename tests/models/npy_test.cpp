@@ -64,5 +64,14 @@ TEST(Npy, MalformedFilesNameTheField) {
   EXPECT_DOUBLE_EQ(one.item<double>(), 2.5);
 }
 
+// An array with no elements (fuzz_npy's first find: a copy from a tensor with no data).
+TEST(Npy, AnEmptyArrayReadsAsAnEmptyTensor) {
+  const std::string path = (std::filesystem::temp_directory_path() / "kvbench_empty.npy").string();
+  std::ofstream(path, std::ios::binary) << npy("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 3), }", "");
+  const torch::Tensor t = read_npy(path);
+  EXPECT_EQ(t.sizes().vec(), (std::vector<int64_t>{0, 3}));
+  EXPECT_EQ(t.scalar_type(), torch::kFloat32);
+}
+
 }  // namespace
 }  // namespace kvbench::models
