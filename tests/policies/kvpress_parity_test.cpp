@@ -320,5 +320,37 @@ TEST(KvpressParity, LukvKeepsWhatKvpressKeepsWithItsBudgetCurve) {
   }
 }
 
+// A KVzap directory that is missing, incomplete or of the other surrogate is one error naming the
+// file and the field.
+TEST(KvpressParity, KvzapNamesWhatIsWrongWithItsArtefact) {
+  auto error_of = [](const json& params) -> std::string {
+    try {
+      make_policy("kvpress:kvzap_mlp_head", params);
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(error_of(json::object()).find("nvidia/KVzap-mlp-<model name>"), std::string::npos) << error_of(json::object());
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "kvbench_kvzap_bad";
+  std::filesystem::create_directories(dir);
+  const json with_dir = {{"kvzap_model", dir.string()}};
+  EXPECT_NE(error_of(with_dir).find("config.json does not exist"), std::string::npos) << error_of(with_dir);
+  models::write_safetensors((dir / "model.safetensors").string(), {{"layers.0.weight", torch::zeros({2, 4})}});
+  std::ofstream(dir / "config.json") << R"({"input_dim": 4, "output_dim": 2})";
+  EXPECT_NE(error_of(with_dir).find("config.json: field 'n_modules' must be a positive integer"), std::string::npos) << error_of(with_dir);
+  std::ofstream(dir / "config.json") << R"({"input_dim": 4, "output_dim": 2, "n_modules": 1, "hidden_dim": null})";
+  EXPECT_NE(error_of(with_dir).find("a KVzap-linear model"), std::string::npos) << error_of(with_dir);
+  const json linear = {{"kvzap_model", dir.string()}, {"kvzap_type", "linear"}};
+  EXPECT_NE(error_of(linear).find("no tensor 'layers.0.bias'"), std::string::npos) << error_of(linear);
+  models::write_safetensors((dir / "model.safetensors").string(),
+                            {{"layers.0.weight", torch::zeros({2, 5})}, {"layers.0.bias", torch::zeros({2})}});
+  EXPECT_NE(error_of(linear).find("tensor 'layers.0.weight' has the wrong shape"), std::string::npos) << error_of(linear);
+  models::write_safetensors((dir / "model.safetensors").string(),
+                            {{"layers.0.weight", torch::zeros({2, 4})}, {"layers.0.bias", torch::zeros({2})}});
+  EXPECT_EQ(error_of(linear), "");
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace kvbench::policies
