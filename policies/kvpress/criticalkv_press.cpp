@@ -171,33 +171,30 @@ params::Params critical_params() {
           params::Param::number("first_stage_ratio", 0.5, "share of the kept tokens chosen by the press alone (stage 1)", 0, 1)};
 }
 
-// "kvpress:critical" takes any press by name; the registry's keys fix it.
+// "kvpress:critical" and "kvpress:critical_adakv" take any press by name; the registry's keys fix it.
 void register_critical(const std::string& name, const std::string& press, const nlohmann::json& press_defaults) {
-  params::Params own = critical_params();
-  if (press.empty()) own.insert(own.begin(), params::Param::text("press", "kvpress:snapkv", "the registered press wrapped (its parameters join these)"));
-  auto make_scorer_of = [name, press](const nlohmann::json& p) {
-    return std::make_unique<CriticalKvPress>(name, make_scorer(press.empty() ? p.at("press").get<std::string>() : press, p), p);
-  };
-  ScorerRegistration({name, own, make_scorer_of});
-  PolicyRegistration({name, "CriticalKV around " + (press.empty() ? std::string("a press") : press) +
-                                ": stage 1 the press's best, stage 2 (score + ε)·‖vW_o‖₁",
-                      "Feng et al. 2025 (arXiv 2502.03805); kvpress criticalkv_press.py", own,
-                      [name, make_scorer_of](const nlohmann::json& p) { return std::make_unique<ScoredPolicy>(name, make_scorer_of(p)); },
-                      "", press, press.empty() ? "press" : "", press_defaults});
+  const WrapperInfo info{name, "CriticalKV", "stage 1 the press's best, stage 2 (score + ε)·‖vW_o‖₁",
+                         "Feng et al. 2025 (arXiv 2502.03805); kvpress criticalkv_press.py", critical_params(), press,
+                         "kvpress:snapkv", press_defaults, "",
+                         [](const std::string& n, std::unique_ptr<SlotScorer> s, const nlohmann::json& p) {
+                           return std::make_unique<ScoredPolicy>(n, std::make_unique<CriticalKvPress>(n, std::move(s), p));
+                         }};
+  // The scorer too, so that other wrappers take CriticalKV by name.
+  ScorerRegistration({name, wrapper_params(info), [name, press](const nlohmann::json& p) {
+                        return std::make_unique<CriticalKvPress>(name, make_scorer(press.empty() ? p.at("press").get<std::string>() : press, p), p);
+                      }});
+  register_wrapper(info);
 }
 
 void register_critical_adakv(const std::string& name, const std::string& press, const nlohmann::json& press_defaults) {
   params::Params own = critical_params();
   own.insert(own.begin(), alpha_safeguard_param());
-  if (press.empty()) own.insert(own.begin(), params::Param::text("press", "kvpress:snapkv", "the registered press wrapped (its parameters join these)"));
-  PolicyRegistration({name, "CriticalAdaKV around " + (press.empty() ? std::string("a press") : press) +
-                                ": Ada-KV's head budgets, CriticalKV's two stages in each head",
-                      "Feng et al. 2025 (arXiv 2502.03805); kvpress criticalkv_press.py", own,
-                      [name, press](const nlohmann::json& p) {
-                        return std::make_unique<CriticalAdaKvPress>(
-                            name, make_scorer(press.empty() ? p.at("press").get<std::string>() : press, p), p);
-                      },
-                      kAdaReadsDevice, press, press.empty() ? "press" : "", press_defaults});
+  register_wrapper({name, "CriticalAdaKV", "Ada-KV's head budgets, CriticalKV's two stages in each head",
+                    "Feng et al. 2025 (arXiv 2502.03805); kvpress criticalkv_press.py", own, press, "kvpress:snapkv",
+                    press_defaults, kAdaReadsDevice,
+                    [](const std::string& n, std::unique_ptr<SlotScorer> s, const nlohmann::json& p) {
+                      return std::make_unique<CriticalAdaKvPress>(n, std::move(s), p);
+                    }});
 }
 
 const bool critical_registered = [] {

@@ -7,6 +7,8 @@
 // "evict every token outside the window scored below the threshold" judges each token once. The
 // kept count depends on the input: the job's budget must be "full".
 #include <cmath>
+#include <tuple>
+#include <vector>
 
 #include "policies/keep_scored.hpp"
 #include "policies/kvpress/press.hpp"
@@ -60,20 +62,17 @@ params::Params dms_params() {
           params::Param::flag("decoding", false, "judge the tokens that leave the window while generating too")};
 }
 
-void register_dms(const std::string& name, const std::string& press, const nlohmann::json& press_defaults, const std::string& summary) {
-  params::Params own = dms_params();
-  if (press.empty()) own.insert(own.begin(), params::Param::text("press", "kvpress:kvzap", "the registered press whose scores are thresholded (its parameters join these)"));
-  PolicyRegistration({name, summary, "kvpress dms_press.py (after Łańcucki et al. 2025, arXiv 2506.05345)", own,
-                      [name, press](const nlohmann::json& p) {
-                        return std::make_unique<DmsPress>(name, make_scorer(press.empty() ? p.at("press").get<std::string>() : press, p), p);
-                      },
-                      "its victims are counted on the host", press, press.empty() ? "press" : "", press_defaults});
-}
-
 const bool dms_registered = [] {
-  register_dms("kvpress:dms", "", nlohmann::json::object(), "A threshold on any press's scores: tokens leaving the window scored below it go");
-  register_dms("kvpress:kvzap_linear", "kvpress:kvzap", {{"kvzap_type", "linear"}}, "DMSPress(press=KVzapPress(model_type=\"linear\"))");
-  register_dms("kvpress:kvzap_mlp", "kvpress:kvzap", nlohmann::json::object(), "DMSPress(press=KVzapPress(model_type=\"mlp\"))");
+  for (const auto& [name, press, defaults] : std::vector<std::tuple<std::string, std::string, nlohmann::json>>{
+           {"kvpress:dms", "", nlohmann::json::object()},
+           {"kvpress:kvzap_linear", "kvpress:kvzap", {{"kvzap_type", "linear"}}},  // DMSPress(press=KVzapPress(model_type="linear"))
+           {"kvpress:kvzap_mlp", "kvpress:kvzap", nlohmann::json::object()}})      // DMSPress(press=KVzapPress(model_type="mlp"))
+    register_wrapper({name, "DMSPress", "tokens leaving the window scored below the threshold go",
+                      "kvpress dms_press.py (after Łańcucki et al. 2025, arXiv 2506.05345)", dms_params(), press, "kvpress:kvzap",
+                      defaults, "its victims are counted on the host",
+                      [](const std::string& n, std::unique_ptr<SlotScorer> s, const nlohmann::json& p) {
+                        return std::make_unique<DmsPress>(n, std::move(s), p);
+                      }});
   return true;
 }();
 

@@ -5,6 +5,8 @@
 // for the evicted tokens with sim ≥ similarity_threshold (and, with merge_fraction < 1, among the
 // head's most similar merge_fraction of them). Float32 throughout, written back in the cache dtype.
 #include <cmath>
+#include <tuple>
+#include <vector>
 
 #include "policies/gqa_mode.hpp"
 #include "policies/keep_scored.hpp"
@@ -84,26 +86,20 @@ params::Params merging_params() {
           params::Param::number("merge_fraction", 1.0, "share of the evicted tokens (the most similar) that merge", 0, 1)};
 }
 
-void register_merging(const std::string& name, const std::string& press, const nlohmann::json& press_defaults) {
-  params::Params own = merging_params();
-  if (press.empty()) own.insert(own.begin(), params::Param::text("press", "kvpress:knorm", "the registered press wrapped (its parameters join these)"));
-  PolicyRegistration({name, "MergingPress around " + (press.empty() ? std::string("a press") : press) +
-                                ": the press's top n_kept, evicted values folded into their most similar survivor",
-                      "kvpress merging_press.py (after Bolya et al. 2023, arXiv 2210.09461; Wan et al. 2024, arXiv 2406.13035)",
-                      own,
-                      [name, press](const nlohmann::json& p) {
-                        return std::make_unique<MergingPress>(name, make_scorer(press.empty() ? p.at("press").get<std::string>() : press, p), p);
-                      },
-                      "its merge lists each head's kept and evicted slots on the host (nonzero)", press,
-                      press.empty() ? "press" : "", press_defaults});
-}
-
 const bool merging_registered = [] {
-  register_merging("kvpress:merging", "", nlohmann::json::object());
-  register_merging("kvpress:merging_knorm", "kvpress:knorm", nlohmann::json::object());
-  register_merging("kvpress:merging_snapkv", "kvpress:snapkv", nlohmann::json::object());
-  register_merging("kvpress:merging_expected_attention", "expected_attention", {{"epsilon", 1e-2}});
-  register_merging("kvpress:merging_kvzap_mlp", "kvpress:kvzap", nlohmann::json::object());
+  for (const auto& [name, press, defaults] : std::vector<std::tuple<std::string, std::string, nlohmann::json>>{
+           {"kvpress:merging", "", nlohmann::json::object()},
+           {"kvpress:merging_knorm", "kvpress:knorm", nlohmann::json::object()},
+           {"kvpress:merging_snapkv", "kvpress:snapkv", nlohmann::json::object()},
+           {"kvpress:merging_expected_attention", "expected_attention", {{"epsilon", 1e-2}}},
+           {"kvpress:merging_kvzap_mlp", "kvpress:kvzap", nlohmann::json::object()}})
+    register_wrapper({name, "MergingPress", "the press's top n_kept, evicted values folded into their most similar survivor",
+                      "kvpress merging_press.py (after Bolya et al. 2023, arXiv 2210.09461; Wan et al. 2024, arXiv 2406.13035)",
+                      merging_params(), press, "kvpress:knorm", defaults,
+                      "its merge lists each head's kept and evicted slots on the host (nonzero)",
+                      [](const std::string& n, std::unique_ptr<SlotScorer> s, const nlohmann::json& p) {
+                        return std::make_unique<MergingPress>(n, std::move(s), p);
+                      }});
   return true;
 }();
 

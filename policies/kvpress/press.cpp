@@ -28,6 +28,22 @@ PressRegistration::PressRegistration(PressInfo info) {
   if (info.bare_name) register_press(info, info.key);
 }
 
+params::Params wrapper_params(const WrapperInfo& info) {
+  params::Params own = info.params;
+  if (info.press.empty())
+    own.insert(own.begin(), params::Param::text("press", info.default_press, "the registered press wrapped (its parameters join these)"));
+  return own;
+}
+
+void register_wrapper(const WrapperInfo& info) {
+  PolicyRegistration({info.name, info.kind + " around " + (info.press.empty() ? std::string("a press") : info.press) + ": " + info.what,
+                      info.source, wrapper_params(info),
+                      [name = info.name, press = info.press, make = info.make](const nlohmann::json& p) {
+                        return make(name, make_scorer(press.empty() ? p.at("press").get<std::string>() : press, p), p);
+                      },
+                      info.reads_device, info.press, info.press.empty() ? "press" : "", info.press_defaults});
+}
+
 params::Param alpha_safeguard_param() {
   return params::Param::number("alpha_safeguard", 0.2, "each head keeps at least int(B·alpha) of its best tokens", 0, 1);
 }

@@ -70,6 +70,23 @@ class WrapperPolicy : public Policy {
   std::unique_ptr<SlotScorer> press_;
 };
 
+// A wrapper registered around one press (`press`: the registry's key fixes it) or, with `press`
+// empty, around any registered press its "press" parameter names (default `default_press`); the
+// press's parameters join the wrapper's own, with `press_defaults` overriding the press's defaults.
+// Listed as "<kind> around <press>: <what>".
+struct WrapperInfo {
+  std::string name, kind, what, source;
+  params::Params params;  // the wrapper's own
+  std::string press;
+  std::string default_press = "kvpress:snapkv";
+  nlohmann::json press_defaults = nlohmann::json::object();
+  std::string reads_device = {};
+  std::function<std::unique_ptr<Policy>(const std::string& name, std::unique_ptr<SlotScorer> press, const nlohmann::json& params)> make;
+};
+void register_wrapper(const WrapperInfo& info);
+// The wrapper's own parameters, with the "press" parameter first when the press is not fixed.
+params::Params wrapper_params(const WrapperInfo& info);
+
 // AdaKVPress's safeguard (kvpress adakv_press.py, criticalkv_press.py): each head keeps at least
 // its int(B·alpha) best tokens.
 params::Param alpha_safeguard_param();  // a function: registrations in other files run at static init
