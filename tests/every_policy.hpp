@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -21,6 +23,12 @@
 #include "tensorio/safetensors.hpp"
 
 namespace kvbench::testing {
+
+// Under the temp directory, one per test process: ctest runs several processes at once, and two
+// writing one file would race on its rename.
+inline std::filesystem::path artefact_path(const std::string& name) {
+  return std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_" + name);
+}
 
 inline bool thresholded(const std::string& policy) {
   return policy == "kvpress:dms" || policy == "kvpress:kvzap_linear" || policy == "kvpress:kvzap_mlp";
@@ -34,23 +42,21 @@ inline bool policy_refuses(const std::string& policy, models::Protocol protocol,
          ((think || duo || lukv || thresholded(policy)) && token_budget);
 }
 
-// Q-filters [layers, kv_heads, head_dim] as nthngdy/<model>_qfilt's model.safetensors, written once
-// per shape under the temp directory.
+// Q-filters [layers, kv_heads, head_dim] as nthngdy/<model>_qfilt's model.safetensors, written per
+// shape under the temp directory.
 inline std::string q_filters_file(int64_t layers, int64_t kv_heads, int64_t head_dim) {
-  const std::filesystem::path file = std::filesystem::temp_directory_path() /
-                                     ("kvbench_qfilt_" + std::to_string(layers) + "x" + std::to_string(kv_heads) + "x" +
-                                      std::to_string(head_dim) + ".safetensors");
+  const std::filesystem::path file = artefact_path("kvbench_qfilt_" + std::to_string(layers) + "x" + std::to_string(kv_heads) + "x" +
+                                                     std::to_string(head_dim) + ".safetensors");
   at::Generator g = at::detail::createCPUGenerator(layers * 1000 + kv_heads * 10 + head_dim);
   models::write_safetensors(file.string(), {{"q_filters", torch::randn({layers, kv_heads, head_dim}, g, torch::kFloat32)}});
   return file.string();
 }
 
 // A KVzap surrogate ("linear" or "mlp", hidden 8) as nvidia/KVzap-<type>-<model>: config.json and
-// model.safetensors, written once per shape under the temp directory.
+// model.safetensors, written per shape under the temp directory.
 inline std::string kvzap_dir(const std::string& type, int64_t layers, int64_t dim, int64_t kv_heads) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("kvbench_kvzap_" + type + "_" + std::to_string(layers) + "x" + std::to_string(dim) + "x" +
-                                     std::to_string(kv_heads));
+  const std::filesystem::path dir = artefact_path("kvbench_kvzap_" + type + "_" + std::to_string(layers) + "x" + std::to_string(dim) + "x" +
+                                                    std::to_string(kv_heads));
   std::filesystem::create_directories(dir);
   const bool mlp = type == "mlp";
   nlohmann::json config = {{"input_dim", dim}, {"output_dim", kv_heads}, {"n_modules", layers}, {"model_type", "kvzap"}};
@@ -77,8 +83,7 @@ inline std::string kvzap_dir(const std::string& type, int64_t layers, int64_t di
 // A DuoAttention pattern as mit-han-lab/duo-attention publishes it (config.json with sink_size 2 and
 // recent_size 4, full_attention_heads.tsv with a row of KV-head scores per layer).
 inline std::string duo_pattern_dir(int64_t layers, int64_t kv_heads) {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("kvbench_duo_" + std::to_string(layers) + "x" + std::to_string(kv_heads));
+  const std::filesystem::path dir = artefact_path("kvbench_duo_" + std::to_string(layers) + "x" + std::to_string(kv_heads));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "config.json") << R"({"sink_size": 2, "recent_size": 4})";
   std::ofstream tsv(dir / "full_attention_heads.tsv");
@@ -89,8 +94,7 @@ inline std::string duo_pattern_dir(int64_t layers, int64_t kv_heads) {
 
 // An LU-KV budget curve as np.save writes it: float64 [99, layers, kv_heads], prune ratio row/100.
 inline std::string lukv_curve_file(int64_t layers, int64_t kv_heads) {
-  const std::filesystem::path file = std::filesystem::temp_directory_path() /
-                                     ("kvbench_lukv_" + std::to_string(layers) + "x" + std::to_string(kv_heads) + ".npy");
+  const std::filesystem::path file = artefact_path("kvbench_lukv_" + std::to_string(layers) + "x" + std::to_string(kv_heads) + ".npy");
   std::string header = "{'descr': '<f8', 'fortran_order': False, 'shape': (99, " + std::to_string(layers) + ", " +
                        std::to_string(kv_heads) + "), }";
   while ((10 + header.size() + 1) % 64) header += ' ';
