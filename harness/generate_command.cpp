@@ -20,8 +20,7 @@ struct GenerateArgs {
   PolicyOptions policy;
   std::string prompt;
   int64_t max_new_tokens = 64;
-  double temperature = 0;
-  double top_p = 1;
+  models::SamplingSettings sampling;
   bool json = false;
   bool stop_at_eos = true;
 };
@@ -78,8 +77,7 @@ int run_generate(const GenerateArgs& args) {
     return false;
   };
   gen.max_new_tokens = args.max_new_tokens;
-  gen.temperature = args.temperature;
-  gen.top_p = args.top_p;
+  gen.sampling = args.sampling;
   gen.seed = args.policy.seed;
   if (args.stop_at_eos) gen.stop_ids.assign(rt.tokenizer->stop_ids().begin(), rt.tokenizer->stop_ids().end());
   models::GenerationResult out = models::generate(session, prompt, gen);
@@ -115,8 +113,13 @@ const CommandRegistration registration(
       app.add_option("--prompt", args->prompt, "prompt text (BOS is prepended)");
       app.add_option("--max-new-tokens", args->max_new_tokens,
                      "tokens to generate (prompt + new tokens at most 2^24 = 16777216 positions)")->capture_default_str()->check(at_least(0));
-      app.add_option("--temperature", args->temperature, "0 = greedy")->capture_default_str()->check(CLI::Range(0.0, 100.0));
-      app.add_option("--top-p", args->top_p, "nucleus sampling mass, in (0, 1]")->capture_default_str()->check(CLI::Range(1e-9, 1.0));
+      // transformers' generate(): the processors in its order, one multinomial draw seeded by --seed.
+      app.add_option("--temperature", args->sampling.temperature, "0 = greedy")->capture_default_str()->check(CLI::Range(0.0, 100.0));
+      app.add_option("--top-k", args->sampling.top_k, "keep the k highest scores (0 = off)")->capture_default_str()->check(at_least(0));
+      app.add_option("--top-p", args->sampling.top_p, "nucleus sampling mass, in [0, 1]")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+      app.add_option("--min-p", args->sampling.min_p, "drop tokens below min-p x the top probability (0 = off)")->capture_default_str()->check(CLI::Range(0.0, 1.0));
+      app.add_option("--repetition-penalty", args->sampling.repetition_penalty, "divide (multiply if negative) the scores of seen ids (1 = off)")
+          ->capture_default_str()->check(CLI::PositiveNumber);
       app.add_flag("--json", args->json, "print a JSON object");
       app.add_flag("!--no-stop-at-eos", args->stop_at_eos, "keep generating past EOS");
       return [args] { return run_generate(*args); };

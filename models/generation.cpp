@@ -11,7 +11,8 @@ namespace kvbench::models {
 GenerationResult generate(InferenceSession& session, const std::vector<int64_t>& prompt, const GenerationOptions& options) {
   using clock = std::chrono::steady_clock;
   GenerationResult result;
-  Sampler sampler(options.temperature, options.top_p, options.seed);
+  Sampler sampler(options.sampling, options.seed);
+  std::vector<int64_t> ids = options.sampling.repetition_penalty != 1 ? prompt : std::vector<int64_t>{};  // what the penalty reads
   auto t0 = clock::now();
   torch::Tensor logits = session.prefill(prompt).squeeze(0);
   auto t1 = clock::now();
@@ -22,9 +23,10 @@ GenerationResult generate(InferenceSession& session, const std::vector<int64_t>&
     require_finite_logits(session.model(), logits);
     if (i < options.min_new_tokens && !options.stop_ids.empty())
       for (int64_t id : options.stop_ids) logits[id] = -std::numeric_limits<double>::infinity();
-    const int64_t next = sampler.next(logits);
+    const int64_t next = sampler.next(logits, ids);
     if (std::find(options.stop_ids.begin(), options.stop_ids.end(), next) != options.stop_ids.end()) break;
     result.tokens.push_back(next);
+    if (options.sampling.repetition_penalty != 1) ids.push_back(next);
     if (options.stop_when && options.stop_when(result.tokens)) break;
     if (i + 1 == options.max_new_tokens) break;
     logits = session.step(next);

@@ -4,13 +4,13 @@
 #include <vector>
 
 #include "models/inference_session.hpp"
+#include "models/logits_processors.hpp"
 
 namespace kvbench::models {
 
 struct GenerationOptions {
   int64_t max_new_tokens = 64;
-  double temperature = 0.0;  // 0 = greedy
-  double top_p = 1.0;
+  SamplingSettings sampling;  // greedy by default
   uint64_t seed = 0;
   std::vector<int64_t> stop_ids;  // e.g. EOS; the stop token is not included in the output
   // HF min_new_tokens: the stop ids are masked out (logit -inf) until this many tokens exist

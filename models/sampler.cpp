@@ -1,35 +1,22 @@
 #include "models/sampler.hpp"
 
-#include <cmath>
-#include <stdexcept>
+#include <ATen/CPUGeneratorImpl.h>
 
 namespace kvbench::models {
 
-Sampler::Sampler(double temperature, double top_p, uint64_t seed) : temperature_(temperature), top_p_(top_p), rng_(seed) {
-  // Written so that NaN fails too (every comparison with NaN is false).
-  if (!(temperature >= 0 && std::isfinite(temperature))) throw std::invalid_argument("temperature must be a finite number >= 0");
-  if (!(top_p > 0 && top_p <= 1)) throw std::invalid_argument("top-p must be in (0, 1]");
+Sampler::Sampler(const SamplingSettings& settings, uint64_t seed)
+    : settings_(settings), generator_(at::detail::createCPUGenerator(seed)) {
+  settings_.check();
 }
 
-double Sampler::uniform() { return static_cast<double>(rng_() >> 11) * (1.0 / 9007199254740992.0); }
-
-int64_t Sampler::next(const torch::Tensor& logits) {
-  torch::Tensor l = logits.to(torch::kCPU, torch::kFloat64).reshape({-1});
-  if (temperature_ == 0) return l.argmax().item<int64_t>();
-  torch::Tensor probs = torch::softmax(l / temperature_, 0);
-  auto sorted = probs.sort(/*stable=*/true, 0, /*descending=*/true);
-  torch::Tensor p = std::get<0>(sorted), idx = std::get<1>(sorted);
-  auto pa = p.accessor<double, 1>();
-  // Nucleus: the smallest prefix whose mass reaches top_p (at least one token).
-  int64_t keep = 0;
-  double mass = 0;
-  while (keep < p.size(0) && (keep == 0 || mass < top_p_)) mass += pa[keep++];
-  double r = uniform() * mass, acc = 0;
-  for (int64_t i = 0; i < keep; ++i) {
-    acc += pa[i];
-    if (r < acc) return idx[i].item<int64_t>();
-  }
-  return idx[keep - 1].item<int64_t>();
+int64_t Sampler::next(const torch::Tensor& logits, const std::vector<int64_t>& ids) {
+  const torch::Tensor row = logits.reshape({-1});
+  if (settings_.greedy() && settings_.repetition_penalty == 1) return row.argmax().item<int64_t>();  // the raw logits: greedy as before
+  const torch::Tensor scores = process_logits(row.to(torch::kCPU), ids, settings_);
+  if (settings_.greedy()) return scores.argmax().item<int64_t>();
+  // transformers: probs = softmax(scores) of the [batch, vocab] row, torch.multinomial(probs, 1).
+  const torch::Tensor probs = scores.softmax(0).unsqueeze(0);
+  return torch::multinomial(probs, 1, /*replacement=*/false, generator_).item<int64_t>();
 }
 
 }  // namespace kvbench::models

@@ -1,24 +1,27 @@
 #pragma once
-// Next-token choice: greedy at temperature 0, else temperature + nucleus (top-p) sampling from a
-// seeded generator whose draws do not depend on the platform's <random> distributions.
+// Next-token choice as transformers' generate() makes it: greedy (argmax, the first on ties) at
+// temperature 0, else its logits processors (models/logits_processors.hpp), softmax and one
+// torch.multinomial draw from a CPU generator seeded with `seed` — the draws Python's
+// torch.manual_seed(seed) gives with the same libtorch version.
+#include <ATen/core/Generator.h>
 #include <torch/torch.h>
 
 #include <cstdint>
-#include <random>
+#include <vector>
+
+#include "models/logits_processors.hpp"
 
 namespace kvbench::models {
 
 class Sampler {
  public:
-  Sampler(double temperature, double top_p, uint64_t seed);
-  int64_t next(const torch::Tensor& logits);  // logits [vocab]
+  Sampler(const SamplingSettings& settings, uint64_t seed);
+  // logits [vocab]; ids: the prompt and the tokens generated so far (the repetition penalty's).
+  int64_t next(const torch::Tensor& logits, const std::vector<int64_t>& ids);
 
  private:
-  double uniform();  // [0, 1) from the top 53 bits
-
-  double temperature_;
-  double top_p_;
-  std::mt19937_64 rng_;
+  SamplingSettings settings_;
+  at::Generator generator_;
 };
 
 }  // namespace kvbench::models

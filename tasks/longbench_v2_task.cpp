@@ -141,7 +141,7 @@ class LongBenchV2Task : public Task {
     const std::string chat = ctx.param_or<std::string>("chat_template", kModelChatTemplate);
     DecodingSettings dec;
     dec.max_new_tokens = ctx.param_or<int64_t>("max_new_tokens", 128);
-    dec.temperature = ctx.param<double>("temperature");
+    dec.sampling.temperature = ctx.param<double>("temperature");
     DecodingSettings first = dec;
     first.max_new_tokens = ctx.param<int64_t>("cot_max_new_tokens");
     const int64_t max_length = ctx.param_or<int64_t>("max_length", ctx.max_context() - std::max(dec.max_new_tokens, cot ? first.max_new_tokens : 0));

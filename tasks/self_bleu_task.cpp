@@ -84,9 +84,9 @@ class SelfBleuTask : public Task {
     DecodingSettings dec;
     dec.max_new_tokens = ctx.param<int64_t>("max_new_tokens");
     if (mode == "samples") {
-      dec.temperature = ctx.param<double>("temperature");
-      dec.top_p = ctx.param<double>("top_p");
-      if (dec.temperature <= 0) throw std::invalid_argument("self_bleu: samples mode needs temperature > 0");
+      dec.sampling.temperature = ctx.param<double>("temperature");
+      dec.sampling.top_p = ctx.param<double>("top_p");
+      if (dec.sampling.temperature <= 0) throw std::invalid_argument("self_bleu: samples mode needs temperature > 0");
     }
     const int64_t max_prompt = ctx.max_context() - dec.max_new_tokens;
     if (max_prompt < 2) throw std::invalid_argument("self_bleu: max_new_tokens leaves no room for the prompt");

@@ -1,6 +1,7 @@
 #pragma once
 // Task parameters that several tasks accept with one meaning, declared once.
 #include "base/param.hpp"
+#include "models/logits_processors.hpp"
 
 namespace kvbench::tasks {
 
@@ -12,5 +13,12 @@ params::Param chat_template_param(const std::string& help =
                                       "the chat template around the prompt (none for base models; "
                                       "model = the model's own)",
                                   const nlohmann::json& default_value = "none");
+
+// temperature, top_p, top_k, min_p, repetition_penalty: transformers' sampling
+// (models/logits_processors.hpp), each defaulting to the task's reference value in `defaults`.
+params::Params sampling_params(const models::SamplingSettings& defaults);
+struct TaskContext;
+// The settings a task declared with sampling_params, as the job gives them.
+models::SamplingSettings sampling_settings(const TaskContext& ctx);
 
 }  // namespace kvbench::tasks

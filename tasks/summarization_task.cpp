@@ -191,8 +191,8 @@ class SummarizationTask : public Task {
     apply_chat_template(o.chat, "", *ctx.tokenizer);  // validates the name (and that the model has its own template)
 
     o.decoding.max_new_tokens = ctx.param_or<int64_t>("max_new_tokens", o.helm_format ? spec_.helm_max_tokens : 1000);
-    o.decoding.temperature = ctx.param<double>("temperature");
-    o.decoding.top_p = ctx.param<double>("top_p");
+    o.decoding.sampling.temperature = ctx.param<double>("temperature");
+    o.decoding.sampling.top_p = ctx.param<double>("top_p");
     if (o.helm_format && !o.quirk) o.decoding.stop_strings = {"###"};
     o.max_length = ctx.param_or<int64_t>("max_length", ctx.max_context());
     // A chat template's own tokens come on top of the truncated prompt (LongBench's rule).

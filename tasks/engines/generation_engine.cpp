@@ -11,9 +11,10 @@
 namespace kvbench::tasks {
 
 nlohmann::json DecodingSettings::to_json() const {
-  return {{"max_new_tokens", max_new_tokens}, {"stop_strings", stop_strings}, {"stop_at_eos", stop_at_eos},
-          {"stop_token_ids", stop_token_ids}, {"min_new_tokens", min_new_tokens},
-          {"temperature", temperature},       {"top_p", top_p},               {"decoding", temperature == 0 ? "greedy" : "sampling"}};
+  nlohmann::json j = {{"max_new_tokens", max_new_tokens}, {"stop_strings", stop_strings}, {"stop_at_eos", stop_at_eos},
+                      {"stop_token_ids", stop_token_ids}, {"min_new_tokens", min_new_tokens}};
+  j.update(sampling.to_json());
+  return j;
 }
 
 std::vector<int64_t> encode_prompt(const TaskContext& ctx, const std::string& text) {
@@ -58,7 +59,7 @@ CompressOnce::~CompressOnce() = default;
 
 Completion CompressOnce::answer(const std::vector<int64_t>& context, const std::vector<int64_t>& question,
                                 const DecodingSettings& decoding) {
-  if (decoding.temperature != 0 || !decoding.stop_strings.empty() || decoding.min_new_tokens != 0)
+  if (!decoding.sampling.greedy() || decoding.sampling.repetition_penalty != 1 || !decoding.stop_strings.empty() || decoding.min_new_tokens != 0)
     throw std::invalid_argument("kvpress's pipeline decodes greedily with stop tokens only");
   using clock = std::chrono::steady_clock;
   const models::SessionOptions options = ctx_.session_options();
@@ -94,11 +95,13 @@ Completion CompressOnce::answer(const std::vector<int64_t>& context, const std::
   const int64_t prompt_tokens = static_cast<int64_t>(context.size() + question.size());
   if (ctx_.observer) ctx_.observer->end(session, prompt_tokens);
   meter(ctx_, session, fed, out);
+  const int64_t cache_peak = session.max_cache_len();  // over the held session's life
   if (options.protocol == models::Protocol::kOneShot) session.rollback(held_->compressed);
   else held_.reset();  // the answer evicted: the next question prefills again
   Completion c;
   c.tokens = out.tokens;
   c.prompt_tokens = prompt_tokens;
+  c.cache_peak = cache_peak;
   c.text = ctx_.tokenizer->decode({out.tokens.begin(), out.tokens.end()});
   return c;
 }
@@ -125,8 +128,7 @@ Completion complete(const TaskContext& ctx, const std::vector<int64_t>& prompt, 
   models::InferenceSession session(*ctx.model, policy.get(), ctx.session_options());
   models::GenerationOptions options;
   options.max_new_tokens = decoding.max_new_tokens;
-  options.temperature = decoding.temperature;
-  options.top_p = decoding.top_p;
+  options.sampling = decoding.sampling;
   options.seed = ctx.seed;
   if (decoding.stop_at_eos) options.stop_ids.assign(ctx.tokenizer->stop_ids().begin(), ctx.tokenizer->stop_ids().end());
   options.stop_ids.insert(options.stop_ids.end(), decoding.stop_token_ids.begin(), decoding.stop_token_ids.end());
@@ -145,6 +147,7 @@ Completion complete(const TaskContext& ctx, const std::vector<int64_t>& prompt, 
   Completion c;
   c.tokens = out.tokens;
   c.prompt_tokens = static_cast<int64_t>(prompt.size());
+  c.cache_peak = session.max_cache_len();
   // pred.py: tokenizer.decode(output, skip_special_tokens=True).
   c.text = ctx.tokenizer->decode({out.tokens.begin(), out.tokens.end()}, /*skip_special_tokens=*/true);
   const size_t cut = first_stop(c.text, decoding.stop_strings);

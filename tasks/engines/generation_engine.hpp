@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "models/logits_processors.hpp"
 #include "tasks/task.hpp"
 
 namespace kvbench::tasks {
@@ -16,8 +17,7 @@ struct DecodingSettings {
   bool stop_at_eos = true;
   std::vector<int64_t> stop_token_ids;  // more stop tokens besides EOS (LongBench samsum: "\n")
   int64_t min_new_tokens = 0;           // stop tokens are masked until this many are generated
-  double temperature = 0.0;
-  double top_p = 1.0;
+  models::SamplingSettings sampling;    // greedy unless the task samples
   nlohmann::json to_json() const;
 };
 
@@ -25,6 +25,7 @@ struct Completion {
   std::string text;
   std::vector<int64_t> tokens;
   int64_t prompt_tokens = 0;
+  int64_t cache_peak = 0;  // the most tokens one head's cache held at any step
 };
 
 // Runs the prompt (already tokenised, BOS included) and returns the completion text.

@@ -101,9 +101,11 @@ TEST(ReliabilityCli, ATextLongerThanTheContextReportsItsProgress) {
 TEST(ReliabilityCli, GridNamesCannotEscapeAndManifestsAreChecked) {
   TempDir dir;
   const std::string grid = dir / "grid.json";
-  std::ofstream(grid) << R"({"name": "../../x", "include": [{"task": "tinystories", "policy": "full"}]})";
+  // A name that would land beside the temporary directory, unique to it (a fixed "/tmp/x" may exist).
+  const std::string escaped = fs::path(dir.path()).filename().string() + "-escaped";
+  std::ofstream(grid) << R"({"name": "../../)" + escaped + R"(", "include": [{"task": "tinystories", "policy": "full"}]})";
   expect_clear_error("grid " + grid + " --backend slurm --results " + (dir / "runs"), "field 'name'");
-  EXPECT_FALSE(fs::exists(dir / "../x"));
+  EXPECT_FALSE(fs::exists(dir / ("../" + escaped)));
   fs::create_directories(dir / "array");
   std::ofstream(dir / "array/manifest.json") << R"({"grid": "g", "results": ")" + (dir / "runs") +
                                                      R"(", "jobs": [{"index": 0, "description": "d"}]})";
