@@ -1,0 +1,64 @@
+#include "metrics/answer_graders.hpp"
+
+#include <stdexcept>
+
+#include "base/registry.hpp"
+#include "metrics/gsm8k.hpp"
+#include "metrics/hendrycks_math.hpp"
+
+namespace kvbench::metrics {
+
+namespace {
+
+const char* kLmEval = "EleutherAI/lm-evaluation-harness @ 4e7e0d47";
+
+// The last box's content, or nullopt where lm-eval's remove_boxed(last_boxed_only_string(x))
+// would get None or raise (an \fbox).
+std::optional<std::string> boxed_content(const std::string& text) {
+  const std::optional<std::string> box = last_boxed_only_string(text);
+  if (!box) return std::nullopt;
+  try {
+    return remove_boxed(*box);
+  } catch (const PythonRaised&) {
+    return std::nullopt;
+  }
+}
+
+AnswerGrade boxed_equiv(const std::string& output, const std::string& gold) {
+  AnswerGrade g;
+  g.extracted = boxed_content(output);
+  g.correct = hendrycks_is_equiv(g.extracted, gold);
+  return g;
+}
+
+AnswerGrade gsm8k_grade(const std::string& extracted, const std::string& gold) {
+  return {extracted == kGsm8kInvalid ? std::nullopt : std::optional<std::string>(extracted), gsm8k_exact_match(extracted, gold)};
+}
+
+base::Registry<AnswerGrader> make_graders() {
+  base::Registry<AnswerGrader> registry("answer grader");
+  for (AnswerGrader& g : std::vector<AnswerGrader>{
+      {"math.boxed_equiv", "the last \\boxed{} / \\fbox{} by balanced braces, its content, hendrycks is_equiv (strip_string, then text equality)",
+       std::string(kLmEval) + " lm_eval/tasks/hendrycks_math/utils.py", boxed_equiv},
+      {"gsm8k.strict", "the first '#### <number>', lm-eval exact_match (case, ',', '$', a final '.' ignored; the gold's '... #### ' dropped)",
+       std::string(kLmEval) + " lm_eval/tasks/gsm8k/gsm8k.yaml strict-match",
+       [](const std::string& output, const std::string& gold) { return gsm8k_grade(gsm8k_strict_answer(output), gold); }},
+      {"gsm8k.flexible", "the last number-like run, lm-eval exact_match as gsm8k.strict",
+       std::string(kLmEval) + " lm_eval/tasks/gsm8k/gsm8k.yaml flexible-extract",
+       [](const std::string& output, const std::string& gold) { return gsm8k_grade(gsm8k_flexible_answer(output), gold); }},
+       }) registry.add(std::move(g));
+  return registry;
+}
+
+const base::Registry<AnswerGrader>& registry() {
+  static const base::Registry<AnswerGrader> graders = make_graders();
+  return graders;
+}
+
+}  // namespace
+
+const std::vector<AnswerGrader>& answer_graders() { return registry().all(); }
+
+const AnswerGrader& answer_grader(const std::string& name) { return registry().at(name); }
+
+}  // namespace kvbench::metrics

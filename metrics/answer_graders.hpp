@@ -1,0 +1,28 @@
+#pragma once
+// The named answer graders of the reasoning tasks, each one reference's extraction and
+// equivalence: the tasks grade with them and `kvbench score` offers them by name.
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kvbench::metrics {
+
+struct AnswerGrade {
+  std::optional<std::string> extracted;  // the answer read from the output (nullopt: none found)
+  bool correct = false;
+};
+
+struct AnswerGrader {
+  std::string name;     // e.g. "math.boxed_equiv"
+  std::string summary;  // extraction and equivalence, in one line
+  std::string source;   // the reference code, with its commit
+  // output: the model's completion; gold: the dataset's answer as the reference reads it.
+  std::function<AnswerGrade(const std::string& output, const std::string& gold)> grade;
+};
+
+// Throws std::invalid_argument for an unknown name, listing the known ones.
+const AnswerGrader& answer_grader(const std::string& name);
+const std::vector<AnswerGrader>& answer_graders();
+
+}  // namespace kvbench::metrics
