@@ -22,6 +22,9 @@ struct GenerationOptions {
 
 struct GenerationResult {
   std::vector<int64_t> tokens;
+  // The longest head's cache after the prefill, then after each decoding step: what a policy
+  // that compresses while generating holds, step by step.
+  std::vector<int64_t> cache_lengths;
   double prefill_seconds = 0;
   double decode_seconds = 0;
 };
