@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "base/registry.hpp"
+#include "metrics/gpqa.hpp"
 #include "metrics/gsm8k.hpp"
 #include "metrics/hendrycks_math.hpp"
 
@@ -24,28 +25,39 @@ std::optional<std::string> boxed_content(const std::string& text) {
   }
 }
 
-AnswerGrade boxed_equiv(const std::string& output, const std::string& gold) {
+AnswerGrade boxed_equiv(const std::string& output, const std::string& gold, const std::vector<std::string>&) {
   AnswerGrade g;
   g.extracted = boxed_content(output);
   g.correct = hendrycks_is_equiv(g.extracted, gold);
   return g;
 }
 
-AnswerGrade gsm8k_grade(const std::string& extracted, const std::string& gold) {
-  return {extracted == kGsm8kInvalid ? std::nullopt : std::optional<std::string>(extracted), gsm8k_exact_match(extracted, gold)};
+std::optional<std::string> found(const std::string& extracted) {
+  return extracted == kGsm8kInvalid ? std::nullopt : std::optional<std::string>(extracted);  // lm-eval's fallback: nothing found
 }
+
+AnswerGrade gsm8k_grade(const std::string& extracted, const std::string& gold) { return {found(extracted), gsm8k_exact_match(extracted, gold)}; }
+AnswerGrade gpqa_grade(const std::string& extracted, const std::string& gold) { return {found(extracted), gpqa_exact_match(extracted, gold)}; }
 
 base::Registry<AnswerGrader> make_graders() {
   base::Registry<AnswerGrader> registry("answer grader");
   for (AnswerGrader& g : std::vector<AnswerGrader>{
       {"math.boxed_equiv", "the last \\boxed{} / \\fbox{} by balanced braces, its content, hendrycks is_equiv (strip_string, then text equality)",
-       std::string(kLmEval) + " lm_eval/tasks/hendrycks_math/utils.py", boxed_equiv},
+       std::string(kLmEval) + " lm_eval/tasks/hendrycks_math/utils.py", false, boxed_equiv},
       {"gsm8k.strict", "the first '#### <number>', lm-eval exact_match (case, ',', '$', a final '.' ignored; the gold's '... #### ' dropped)",
-       std::string(kLmEval) + " lm_eval/tasks/gsm8k/gsm8k.yaml strict-match",
-       [](const std::string& output, const std::string& gold) { return gsm8k_grade(gsm8k_strict_answer(output), gold); }},
+       std::string(kLmEval) + " lm_eval/tasks/gsm8k/gsm8k.yaml strict-match", false,
+       [](const std::string& output, const std::string& gold, const std::vector<std::string>&) { return gsm8k_grade(gsm8k_strict_answer(output), gold); }},
       {"gsm8k.flexible", "the last number-like run, lm-eval exact_match as gsm8k.strict",
-       std::string(kLmEval) + " lm_eval/tasks/gsm8k/gsm8k.yaml flexible-extract",
-       [](const std::string& output, const std::string& gold) { return gsm8k_grade(gsm8k_flexible_answer(output), gold); }},
+       std::string(kLmEval) + " lm_eval/tasks/gsm8k/gsm8k.yaml flexible-extract", false,
+       [](const std::string& output, const std::string& gold, const std::vector<std::string>&) { return gsm8k_grade(gsm8k_flexible_answer(output), gold); }},
+      {"gpqa.strict", "the rest of the line after 'The answer is ' less its last character, exact_match ignoring case and ASCII punctuation",
+       std::string(kLmEval) + " lm_eval/tasks/gpqa/cot_zeroshot strict-match", false,
+       [](const std::string& output, const std::string& gold, const std::vector<std::string>&) { return gpqa_grade(gpqa_strict_answer(output), gold); }},
+      {"gpqa.flexible", "the last '(X)', else the last choice text in the output, else the last ':X'; exact_match as gpqa.strict",
+       std::string(kLmEval) + " lm_eval/tasks/gpqa/cot_zeroshot flexible-extract", true,
+       [](const std::string& output, const std::string& gold, const std::vector<std::string>& choices) {
+         return gpqa_grade(gpqa_flexible_answer(output, choices), gold);
+       }},
        }) registry.add(std::move(g));
   return registry;
 }

@@ -17,8 +17,10 @@ struct AnswerGrader {
   std::string name;     // e.g. "math.boxed_equiv"
   std::string summary;  // extraction and equivalence, in one line
   std::string source;   // the reference code, with its commit
-  // output: the model's completion; gold: the dataset's answer as the reference reads it.
-  std::function<AnswerGrade(const std::string& output, const std::string& gold)> grade;
+  bool reads_choices = false;  // multiple choice: the grade reads the choices' texts
+  // output: the model's completion; gold: the dataset's answer as the reference reads it;
+  // choices: the question's choices in prompt order (multiple choice only).
+  std::function<AnswerGrade(const std::string& output, const std::string& gold, const std::vector<std::string>& choices)> grade;
 };
 
 // Throws std::invalid_argument for an unknown name, listing the known ones.

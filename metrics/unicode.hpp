@@ -31,6 +31,9 @@ bool python_re_digit(char32_t c);
 // `re` (str pattern) `\w`: str.isalnum() or '_' (letters L*, numbers N*).
 bool python_re_word(char32_t c);
 
+// unicodedata.category(c).startswith("P"): Unicode punctuation (Pc, Pd, Ps, Pe, Pi, Pf, Po).
+bool unicode_punctuation(char32_t c);
+
 // Python `s.split()`: runs of Unicode whitespace separate, no empty pieces.
 std::vector<std::string> python_split_ws(const std::string& s);
 // Python `s.strip()`: Unicode whitespace off both ends.

@@ -5,6 +5,7 @@
 
 #include "golden.hpp"
 #include "metrics/answer_graders.hpp"
+#include "metrics/gpqa.hpp"
 #include "metrics/gsm8k.hpp"
 #include "metrics/hendrycks_math.hpp"
 
@@ -53,7 +54,7 @@ TEST(HendrycksMath, EveryFunctionEqualsLmEvalOnRecordedCases) {
     if (answer) expect_outcome(outcome([&] { return json(hendrycks_strip_string(*answer)); }), c.at("strip_string_output"), where + " strip_string(output)");
     expect_outcome(outcome([&] { return json(hendrycks_strip_string(c.at("gold"))); }), c.at("strip_string_gold"), where + " strip_string(gold)");
     EXPECT_EQ(hendrycks_is_equiv(answer, optional_text(c.at("gold"))), c.at("is_equiv").get<bool>()) << where;
-    EXPECT_EQ(answer_grader("math.boxed_equiv").grade(c.at("output"), c.at("gold")).correct, c.at("is_equiv").get<bool>()) << where;
+    EXPECT_EQ(answer_grader("math.boxed_equiv").grade(c.at("output"), c.at("gold"), {}).correct, c.at("is_equiv").get<bool>()) << where;
   }
 }
 
@@ -67,8 +68,22 @@ TEST(Gsm8k, FiltersAndExactMatchEqualLmEvalOnRecordedCases) {
     EXPECT_EQ(gsm8k_flexible_answer(output), c.at("flexible").get<std::string>()) << where;
     EXPECT_EQ(gsm8k_exact_match(c.at("strict"), gold), c.at("strict_exact_match").get<double>() == 1.0) << where;
     EXPECT_EQ(gsm8k_exact_match(c.at("flexible"), gold), c.at("flexible_exact_match").get<double>() == 1.0) << where;
-    EXPECT_EQ(answer_grader("gsm8k.strict").grade(output, gold).correct, c.at("strict_exact_match").get<double>() == 1.0) << where;
-    EXPECT_EQ(answer_grader("gsm8k.flexible").grade(output, gold).correct, c.at("flexible_exact_match").get<double>() == 1.0) << where;
+    EXPECT_EQ(answer_grader("gsm8k.strict").grade(output, gold, {}).correct, c.at("strict_exact_match").get<double>() == 1.0) << where;
+    EXPECT_EQ(answer_grader("gsm8k.flexible").grade(output, gold, {}).correct, c.at("flexible_exact_match").get<double>() == 1.0) << where;
+  }
+}
+
+TEST(Gpqa, FiltersAndExactMatchEqualLmEvalOnRecordedCases) {
+  const json& cases = fixture().at("gpqa");
+  ASSERT_GE(cases.size(), 15u);
+  for (const json& c : cases) {
+    const std::string output = c.at("output"), gold = c.at("answer");
+    const std::vector<std::string> choices = c.at("choices");
+    const std::string where = c.at("note").get<std::string>() + ": " + output;
+    EXPECT_EQ(gpqa_strict_answer(output), c.at("strict").get<std::string>()) << where;
+    EXPECT_EQ(gpqa_flexible_answer(output, choices), c.at("flexible").get<std::string>()) << where;
+    EXPECT_EQ(answer_grader("gpqa.strict").grade(output, gold, choices).correct, c.at("strict_exact_match").get<double>() == 1.0) << where;
+    EXPECT_EQ(answer_grader("gpqa.flexible").grade(output, gold, choices).correct, c.at("flexible_exact_match").get<double>() == 1.0) << where;
   }
 }
 
