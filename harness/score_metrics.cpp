@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "harness/metric_params.hpp"
+#include "harness/score_graders.hpp"
 #include "metrics/aggregate.hpp"
 #include "metrics/bleu.hpp"
 #include "metrics/longbench_metrics.hpp"
@@ -450,6 +451,7 @@ std::vector<std::string> score_metric_names() {
   names.push_back("longbench_v2");
   names.push_back("ruler.string_match_all");
   names.push_back("ruler.string_match_part");
+  for (const auto& grader : metrics::answer_graders()) names.push_back(grader.name);
   return names;
 }
 
@@ -471,6 +473,8 @@ std::unique_ptr<MetricScorer> make_metric_scorer(const std::string& name,
   if (name.compare(0, lb.size(), lb) == 0) return std::make_unique<LongBenchMetric>(name.substr(lb.size()), p);
   const std::string ruler = "ruler.";
   if (name.compare(0, ruler.size(), ruler) == 0) return std::make_unique<RulerMetric>(name.substr(ruler.size()), p);
+  for (const auto& grader : metrics::answer_graders())
+    if (grader.name == name) return answer_grader_scorer(grader, p);
   std::string known;
   for (const auto& n : score_metric_names()) known += (known.empty() ? "" : ", ") + n;
   throw std::invalid_argument("unknown metric '" + name + "' (known: " + known + ")");

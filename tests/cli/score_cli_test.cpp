@@ -347,3 +347,24 @@ TEST_F(ScoreCli, BadInputErrorsNameFileLineAndField) {
 
 }  // namespace
 }  // namespace kvbench::testing
+
+namespace kvbench::testing {
+namespace {
+
+// The answer graders through the score command's reader: extraction and correctness per line,
+// accuracy over the file, the choices read from all_classes where the grader needs them.
+TEST_F(ScoreCli, AnswerGradersScoreExtractedAnswers) {
+  const std::string math = write_lines("math.jsonl", {{{"prediction", "so $\\boxed{\\dfrac{1}{2}}$"}, {"references", {"0.5"}}},
+                                                      {{"prediction", "no box, 5"}, {"references", {"5"}}}});
+  const json m = score_in_process("math.boxed_equiv", {}, math, true);
+  EXPECT_EQ(m.at("aggregate").at("accuracy"), 0.5);
+  EXPECT_EQ(m.at("per_example").at(0), (json{{"extracted", "\\dfrac{1}{2}"}, {"correct", true}}));
+  EXPECT_EQ(m.at("per_example").at(1), (json{{"extracted", nullptr}, {"correct", false}}));
+  const std::string gpqa = write_lines("gpqa.jsonl", {{{"prediction", "It is fermentation."}, {"references", {"(C)"}},
+                                                       {"all_classes", {"Photosynthesis", "Respiration", "Fermentation", "Glycolysis"}}}});
+  EXPECT_EQ(score_in_process("gpqa.flexible", {}, gpqa, true).at("per_example").at(0).at("extracted"), "(C)");
+  EXPECT_THROW(score_in_process("gpqa.flexible", {}, math, true), std::invalid_argument);  // no all_classes
+}
+
+}  // namespace
+}  // namespace kvbench::testing
