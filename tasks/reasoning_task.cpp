@@ -1,0 +1,179 @@
+// Reasoning benchmarks with a long generated trace: gsm8k, math500, aime24 (R-KV's data files and
+// protocol: Zefan-Cai/R-KV @ d15c9767 run_math.py), aime25 (the same protocol on AIME 2025).
+// R-KV fills one template with the problem, feeds it without a chat template (BOS added: the
+// tokenizer's add_special_tokens=True), decodes greedily (do_sample=False) up to max_length tokens
+// in all (prompt included; dataset2max_length per set) and stops at EOS. The answer is graded by a
+// named grader (metrics/answer_graders.hpp). Per example: the extracted answer, correctness, the
+// tokens generated, the most one head's cache held and the effective compression (that over the
+// tokens fed); with n samples
+// (seeds seed .. seed+n-1) the example's pass@1 is the mean over them.
+#include <algorithm>
+
+#include "datasets/data_root.hpp"
+#include "datasets/jsonl_reader.hpp"
+#include "datasets/python_format.hpp"
+#include "metrics/answer_graders.hpp"
+#include "metrics/unicode.hpp"
+#include "tasks/chat_template.hpp"
+#include "tasks/engines/generation_engine.hpp"
+#include "tasks/shared_params.hpp"
+#include "tasks/task_registry.hpp"
+
+namespace kvbench::tasks {
+namespace {
+
+const char* kRkv = "Zefan-Cai/R-KV @ d15c9767 run_math.py";
+// run_math.py's prompt_template (str.format: "{{}}" is "{}").
+const char* kRkvTemplate =
+    "You are given a math problem.\n\nProblem: {question}\n\n You need to solve the problem step by step. First, you need to "
+    "provide the chain-of-thought, then provide the final answer.\n\n Provide the final answer in the format: Final answer:  "
+    "\\boxed{{}}";
+
+// One benchmark as data: its file, fields, gold answer and the reference's limits.
+struct ReasoningSet {
+  std::string name;
+  std::string summary;
+  std::string data_file;       // under the bundled data/ (data/reasoning/PROVENANCE.md)
+  std::string source;          // where the official file comes from
+  std::string question_field;  // R-KV's dataset2key
+  std::string answer_field;
+  bool gold_after_hashes;      // GSM8K: the gold answer is what follows "####" in the worked solution
+  int64_t max_length;          // R-KV's dataset2max_length: prompt + generated tokens
+  std::string grader;
+};
+
+const std::vector<ReasoningSet>& reasoning_sets() {
+  static const std::vector<ReasoningSet> sets = {
+      {"gsm8k", "GSM8K test (1,319 grade-school problems), R-KV's prompt, greedy, the '####' answer",
+       "reasoning/gsm8k/test.jsonl", "openai/grade-school-math grade_school_math/data/test.jsonl", "question", "answer", true, 8192,
+       "gsm8k.flexible"},
+      {"math500", "MATH-500 (HuggingFaceH4/MATH-500), R-KV's prompt, greedy, the last \\boxed{} answer",
+       "reasoning/math500/test.jsonl", "Zefan-Cai/R-KV data/math.jsonl (= HuggingFaceH4/MATH-500 test.jsonl)", "problem", "answer", false,
+       8192, "math.boxed_equiv"},
+      {"aime24", "AIME 2024 (30 problems), R-KV's prompt, greedy, the last \\boxed{} answer", "reasoning/aime24/test.jsonl",
+       "Zefan-Cai/R-KV data/aime24.jsonl", "question", "answer", false, 16384, "math.boxed_equiv"},
+      {"aime25", "AIME 2025 (30 problems), R-KV's protocol, the last \\boxed{} answer", "reasoning/aime25/test.jsonl",
+       "the AIME 2025 problems (data/reasoning/PROVENANCE.md)", "problem", "answer", false, 16384, "math.boxed_equiv"},
+  };
+  return sets;
+}
+
+std::vector<std::string> grader_names() {
+  std::vector<std::string> names;
+  for (const auto& g : metrics::answer_graders()) names.push_back(g.name);
+  return names;
+}
+
+// The dataset's gold answer as the grader reads it.
+std::string gold_answer(const ReasoningSet& set, const datasets::JsonRecord& record) {
+  const nlohmann::json& value = record.field(set.answer_field);
+  if (!value.is_string() && !value.is_number_integer())
+    throw record.field_error(set.answer_field, "expected a string or an integer, got " + datasets::describe_json(value));
+  std::string gold = value.is_string() ? value.get<std::string>() : value.dump();
+  if (set.gold_after_hashes) {
+    const size_t hashes = gold.rfind("####");
+    if (hashes == std::string::npos) throw record.field_error(set.answer_field, "has no '####' final answer");
+    gold = metrics::python_strip(gold.substr(hashes + 4));
+  }
+  return gold;
+}
+
+// The record's own id (MATH-500's unique_id, AIME's id), else its line.
+std::string example_id(const datasets::JsonRecord& record) {
+  for (const char* key : {"unique_id", "id"})
+    if (record.has(key)) return record.field(key).is_string() ? record.string_field(key) : record.field(key).dump();
+  return std::to_string(record.line);
+}
+
+class ReasoningTask : public Task {
+ public:
+  explicit ReasoningTask(ReasoningSet set) : set_(std::move(set)) {}
+
+  nlohmann::json settings() const override {
+    return {{"protocol", "generate-and-grade; compression while generating under the decode protocol"},
+            {"source", std::string(kRkv) + " (prompt, no chat template, greedy, max_length)"},
+            {"data", set_.data_file + " (bundled; " + set_.source + ")"},
+            {"prompt_template", kRkvTemplate},
+            {"decoding", "greedy (R-KV: do_sample=False) until EOS or max_length tokens in all; sampling parameters as transformers'"},
+            {"answer", "the grader's extraction (default " + set_.grader + ")"},
+            {"metric", "accuracy: the mean over examples of pass@1 (the mean correctness over n samples)"}};
+  }
+
+  params::Params parameters() const override {
+    using params::Param;
+    params::Params p = {
+        Param::choice("grader", set_.grader, grader_names(), "the answer grader (kvbench score lists the same)"),
+        Param::integer("n", 1, "samples per problem (seeds seed .. seed + n - 1; pass@1 = their mean correctness)", 1),
+        Param::integer("max_length", nullptr, "prompt + generated tokens (R-KV's dataset2max_length, capped at the model's context)", 2),
+        chat_template_param("the chat template around the prompt (R-KV: none, the tokenizer adds BOS)"),
+        Param::text("data_file", nullptr, "the JSONL file: absolute or relative to the data root (default: the bundled copy)")};
+    for (params::Param& s : sampling_params(models::SamplingSettings{})) p.push_back(std::move(s));
+    p.push_back(record_prompts_param());
+    return p;
+  }
+
+  std::vector<std::string> data_files(const TaskContext& ctx) const override {
+    if (ctx.given("data_file")) return {datasets::resolve_data_file(ctx.data_root, ctx.param_or<std::string>("data_file", ""), set_.source)};
+    return {datasets::resolve_data_file(datasets::bundled_data_dir(), set_.data_file, set_.source)};
+  }
+
+  TaskOutput run(const TaskContext& ctx) const override {
+    const metrics::AnswerGrader& grader = metrics::answer_grader(ctx.param<std::string>("grader"));
+    if (grader.reads_choices) throw std::invalid_argument(set_.name + ": grader " + grader.name + " reads multiple-choice options, which " + set_.name + " has none of");
+    const std::string chat = ctx.param<std::string>("chat_template");
+    const int64_t n = ctx.param<int64_t>("n");
+    const int64_t max_length = ctx.param_or<int64_t>("max_length", std::min(set_.max_length, ctx.max_context()));
+    DecodingSettings dec;
+    dec.sampling = sampling_settings(ctx);
+    if (n > 1 && dec.sampling.greedy()) throw std::invalid_argument(set_.name + ": n > 1 samples need a temperature > 0 (greedy decoding gives one answer)");
+
+    const std::vector<datasets::JsonRecord> records = datasets::read_jsonl(data_files(ctx).front(), ctx.limit);
+    ExampleLoop loop(ctx, static_cast<int64_t>(records.size()));
+    for (const datasets::JsonRecord& record : records) {
+      const std::string question = record.string_field(set_.question_field), gold = gold_answer(set_, record);
+      const std::string prompt = datasets::python_format(kRkvTemplate, {{"question", question}});
+      const std::string fed = chat == "none" ? prompt : apply_chat_template(chat, prompt, *ctx.tokenizer);
+      const std::vector<int64_t> ids = encode_prompt(ctx, fed, encode_adds_special_tokens(chat, fed, *ctx.tokenizer));
+      if (static_cast<int64_t>(ids.size()) >= max_length)
+        throw record.error("the prompt's " + std::to_string(ids.size()) + " tokens leave nothing of max_length " + std::to_string(max_length));
+      dec.max_new_tokens = max_length - static_cast<int64_t>(ids.size());
+      nlohmann::json samples = nlohmann::json::array();
+      double correct = 0;
+      std::string first_text;
+      for (int64_t s = 0; s < n; ++s) {
+        TaskContext sample_ctx = ctx;
+        sample_ctx.seed = ctx.seed + static_cast<uint64_t>(s);
+        const Completion out = complete(sample_ctx, ids, dec);
+        const metrics::AnswerGrade grade = grader.grade(out.text, gold, {});
+        const int64_t generated = static_cast<int64_t>(out.tokens.size());
+        const int64_t fed_tokens = out.prompt_tokens + std::max<int64_t>(generated - 1, 0);  // the last token is never fed
+        correct += grade.correct ? 1 : 0;
+        if (s == 0) first_text = out.text;
+        samples.push_back({{"extracted", grade.extracted ? nlohmann::json(*grade.extracted) : nlohmann::json(nullptr)},
+                           {"correct", grade.correct},
+                           {"generated_tokens", generated},
+                           {"cache_peak", out.cache_peak},
+                           {"effective_compression", static_cast<double>(out.cache_peak) / static_cast<double>(fed_tokens)}});
+        if (n > 1) samples.back()["text"] = out.text;
+      }
+      nlohmann::json fields = n == 1 ? samples.front() : nlohmann::json{{"samples", samples}};
+      fields["gold"] = gold;
+      const std::string id = example_id(record);
+      loop.record({id, static_cast<int64_t>(ids.size()), first_text, {gold}, {{"pass@1", correct / static_cast<double>(n)}}, fields, fed});
+    }
+    return loop.finish({{"accuracy", loop.mean("pass@1")}, {"examples", loop.recorded()}, {"grader", grader.name}},
+                       {{"max_length", max_length}, {"n", n}, {"sampling", dec.sampling.to_json()}});
+  }
+
+ private:
+  ReasoningSet set_;
+};
+
+const bool registered = [] {
+  for (const ReasoningSet& set : reasoning_sets())
+    TaskRegistration({set.name, set.summary, {}, [set](const std::string&) { return std::make_unique<ReasoningTask>(set); }});
+  return true;
+}();
+
+}  // namespace
+}  // namespace kvbench::tasks

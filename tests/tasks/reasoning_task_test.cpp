@@ -1,0 +1,88 @@
+// The reasoning tasks end to end on stories260K over the bundled files: the prompt fed is the one
+// R-KV's run_math.py builds (recorded by importing it: scripts/reasoning_reference/
+// record_rkv_prompts.py), the length limit its dataset2max_length capped at the model's context,
+// the grade the named grader's, n samples seeded seed .. seed + n - 1, and a policy that compresses
+// while generating keeps the example's cache at its budget.
+#include <gtest/gtest.h>
+
+#include "metrics/answer_graders.hpp"
+#include "task_fixtures.hpp"
+#include "tasks/run_task.hpp"
+
+namespace kvbench::tasks {
+namespace {
+
+using namespace testing;
+using nlohmann::json;
+
+json rkv_prompts() { return json::parse(read_file(fixture("reasoning/rkv_prompts.json"))); }
+
+json run(const std::string& task, const json& params, int64_t limit, const json& extra = json::object()) {
+  json spec = {{"task", task}, {"limit", limit}, {"task_params", params}};
+  spec.update(extra);
+  return run_task(spec);
+}
+
+TEST(ReasoningTask, FeedsRkvsPromptsAndGradesWithTheNamedGrader) {
+  const json recorded = rkv_prompts();
+  for (const auto& [task, set] : {std::pair<std::string, std::string>{"math500", "math"}, {"aime24", "aime24"}}) {
+    const json r = run(task, {{"record_prompts", true}}, 2);
+    ASSERT_EQ(r["examples"].size(), 2u) << task;
+    for (size_t i = 0; i < 2; ++i) {
+      const json& e = r["examples"][i];
+      EXPECT_EQ(e["prompt"], recorded["sets"][set]["prompts"][i]["prompt"]) << task << " example " << i;
+      const json grade = {{"correct", e["correct"]}, {"extracted", e["extracted"]}};
+      const metrics::AnswerGrade expected = metrics::answer_grader("math.boxed_equiv").grade(e["prediction"], e["gold"], {});
+      EXPECT_EQ(grade, (json{{"correct", expected.correct}, {"extracted", expected.extracted ? json(*expected.extracted) : json(nullptr)}})) << task;
+      EXPECT_EQ(e["metrics"]["pass@1"], expected.correct ? 1.0 : 0.0);
+      // R-KV's max_length (8192, 16384) capped at stories260K's 512-token context; it never says EOS this soon.
+      EXPECT_EQ(e["prompt_tokens"].get<int64_t>() + e["generated_tokens"].get<int64_t>(), 512) << task;
+      EXPECT_EQ(e["effective_compression"], 1.0) << "Full keeps every token fed";
+    }
+    EXPECT_EQ(r["metrics"]["grader"], "math.boxed_equiv");
+  }
+  EXPECT_EQ(recorded["sets"]["aime24"]["max_length"], 16384);
+}
+
+TEST(ReasoningTask, SamplesAreSeededAndPassAtOneIsTheirMean) {
+  const json params = {{"n", 3}, {"temperature", 0.6}, {"top_p", 0.95}, {"max_length", 320}, {"grader", "gsm8k.flexible"}};
+  const json a = run("math500", params, 1), b = run("math500", params, 1);
+  const json& samples = a["examples"][0]["samples"];
+  ASSERT_EQ(samples.size(), 3u);
+  EXPECT_EQ(a["examples"][0]["samples"], b["examples"][0]["samples"]) << "same seed, same samples";
+  EXPECT_NE(samples[0]["text"], samples[1]["text"]) << "sample j uses seed + j";
+  double correct = 0;
+  for (const json& s : samples) correct += s["correct"].get<bool>() ? 1 : 0;
+  EXPECT_EQ(a["examples"][0]["metrics"]["pass@1"], correct / 3);
+  EXPECT_EQ(a["examples"][0]["prediction"], samples[0]["text"]);
+}
+
+TEST(ReasoningTask, ACompressingPolicyHoldsTheExamplesCacheAtItsBudget) {
+  const json r = run("math500", {{"max_length", 480}}, 1, {{"policy", "streaming_llm"}, {"budget", "64"}, {"protocol", "decode"}});
+  const json& e = r["examples"][0];
+  EXPECT_EQ(e["cache_peak"], 64);
+  const double fed = e["prompt_tokens"].get<double>() + e["generated_tokens"].get<double>() - 1;
+  EXPECT_DOUBLE_EQ(e["effective_compression"].get<double>(), 64 / fed);
+}
+
+TEST(ReasoningTask, ErrorsNameWhatIsWrong) {
+  ScratchDir dir("reasoning");
+  const std::string no_question = dir.write("q.jsonl", "{\"problem\": \"1+1?\", \"answer\": \"2\"}\n");
+  auto error_of = [](const std::function<void()>& fn) {
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error_of([&] { run("aime24", {{"data_file", no_question}}, 1); }).find("q.jsonl:1: field 'question'"), std::string::npos);
+  const std::string no_hashes = dir.write("g.jsonl", "{\"question\": \"1+1?\", \"answer\": \"2\"}\n");
+  EXPECT_NE(error_of([&] { run("gsm8k", {{"data_file", no_hashes}}, 1); }).find("g.jsonl:1: field 'answer': has no '####'"), std::string::npos);
+  EXPECT_NE(error_of([&] { run("math500", {{"n", 2}}, 1); }).find("need a temperature > 0"), std::string::npos);
+  EXPECT_NE(error_of([&] { run("math500", {{"grader", "gpqa.flexible"}}, 1); }).find("reads multiple-choice options"), std::string::npos);
+  EXPECT_NE(error_of([&] { run("math500", {{"max_length", 10}}, 1); }).find("leave nothing of max_length 10"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kvbench::tasks
