@@ -5,7 +5,7 @@
 //   it prunes the prompt once, so it refuses a streamed prefill; DMSPress evicts by a threshold,
 //   so it refuses a token budget too, and so do DuoAttention (sized by its head ratio) and LU-KV (its
 //   curve is indexed by compression ratio), which compress the prompt once and refuse a streamed
-//   prefill as well;
+//   prefill as well, and CompressionRatioDecodingPress (a fraction of the tokens seen);
 // - the parameters that make a policy runnable: learned presses read a published artefact, which
 //   is written here (random, in the published format) for the model's shape; DMSPress needs a
 //   threshold.
@@ -38,8 +38,9 @@ inline bool policy_refuses(const std::string& policy, models::Protocol protocol,
   const bool think = policy == "think" || policy == "kvpress:think";
   const bool duo = policy == "duo_attention" || policy == "kvpress:duo_attention";
   const bool lukv = policy == "kvpress:lukv";
+  const bool sized_by_ratio = lukv || policy == "kvpress:compression_ratio_decoding";  // needs --budget ratio:<r>
   return ((think || duo || lukv || policy == "kvpress:snap_think") && protocol == models::Protocol::kStream) ||
-         ((think || duo || lukv || thresholded(policy)) && token_budget);
+         ((think || duo || sized_by_ratio || thresholded(policy)) && token_budget);
 }
 
 // Q-filters [layers, kv_heads, head_dim] as nthngdy/<model>_qfilt's model.safetensors, written per

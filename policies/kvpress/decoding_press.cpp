@@ -51,9 +51,6 @@ class DecodingPress : public Policy {
   std::map<int64_t, int64_t> steps_;  // per layer: decode steps since the last compression
 };
 
-const params::Param kInterval =
-    params::Param::integer("compression_interval", 512, "decode steps between two compressions (per layer)", 1);
-
 std::unique_ptr<Policy> make_decoding(const std::string& name, const std::string& press, const nlohmann::json& p) {
   return std::make_unique<DecodingPress>(name, std::make_unique<ScoredPolicy>(name, make_scorer(press, p)), p);
 }
@@ -70,7 +67,7 @@ const PolicyRegistration decoding_any_registration(
     {"kvpress:decoding", "Compression while generating: every compression_interval steps, the whole cache to the budget",
      "kvpress decoding_press.py",
      {params::Param::text("press", "kvpress:knorm", "the registered press that scores the cache (its parameters join these)"),
-      kInterval},
+      compression_interval_param()},
      [](const nlohmann::json& p) { return make_decoding("kvpress:decoding", p.at("press"), p); }, "", "", "press"});
 
 // The registry's DecodingPress keys around presses that score from the current step alone.
@@ -78,7 +75,7 @@ const bool decoding_registered = [] {
   for (const char* press : {"knorm", "keydiff", "streaming_llm", "tova", "qfilter"}) {
     const std::string name = std::string("kvpress:decoding_") + press, scorer = std::string("kvpress:") + press;
     PolicyRegistration({name, "DecodingPress(base_press=" + scorer + ")",
-                        "kvpress decoding_press.py (PRESS_REGISTRY " + name.substr(8) + ")", {kInterval},
+                        "kvpress decoding_press.py (PRESS_REGISTRY " + name.substr(8) + ")", {compression_interval_param()},
                         [name, scorer](const nlohmann::json& p) { return make_decoding(name, scorer, p); }, "", scorer});
   }
   return true;
@@ -88,7 +85,7 @@ const PolicyRegistration decoding_adakv_any_registration(
     {"kvpress:decoding_adakv", "DecodingPress(base_press=AdaKVPress(press)): kvpress:decoding with Ada-KV's head budgets",
      "kvpress decoding_press.py, adakv_press.py",
      {params::Param::text("press", "kvpress:snapkv", "the registered press that scores the cache (its parameters join these)"),
-      kInterval, alpha_safeguard_param()},
+      compression_interval_param(), alpha_safeguard_param()},
      [](const nlohmann::json& p) { return make_decoding_adakv("kvpress:decoding_adakv", p.at("press"), p); },
      kAdaReadsDevice, "", "press"});
 
@@ -101,7 +98,7 @@ const bool decoding_adakv_registered = [] {
     const std::string key = name, scorer = press;
     PolicyRegistration({key, "DecodingPress(base_press=AdaKVPress(" + scorer + "))",
                         "kvpress decoding_press.py, adakv_press.py (PRESS_REGISTRY " + key.substr(8) + ")",
-                        {kInterval, alpha_safeguard_param()},
+                        {compression_interval_param(), alpha_safeguard_param()},
                         [key, scorer](const nlohmann::json& p) { return make_decoding_adakv(key, scorer, p); }, kAdaReadsDevice,
                         scorer, "",
                         scorer == "expected_attention" ? nlohmann::json{{"epsilon", 1e-2}} : nlohmann::json::object()});

@@ -44,6 +44,10 @@ void register_wrapper(const WrapperInfo& info) {
                       info.reads_device, info.press, info.press.empty() ? "press" : "", info.press_defaults});
 }
 
+params::Param compression_interval_param() {
+  return params::Param::integer("compression_interval", 512, "decode steps between two compressions (per layer)", 1);
+}
+
 params::Param alpha_safeguard_param() {
   return params::Param::number("alpha_safeguard", 0.2, "each head keeps at least int(B·alpha) of its best tokens", 0, 1);
 }

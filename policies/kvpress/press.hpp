@@ -89,6 +89,8 @@ params::Params wrapper_params(const WrapperInfo& info);
 
 // AdaKVPress's safeguard (kvpress adakv_press.py, criticalkv_press.py): each head keeps at least
 // its int(B·alpha) best tokens.
+// DecodingPress's compression_interval (kvpress:decoding*, kvpress:compression_ratio_decoding).
+params::Param compression_interval_param();
 params::Param alpha_safeguard_param();  // a function: registrations in other files run at static init
 inline constexpr const char* kAdaReadsDevice = "its ragged eviction sizes the cache by the longest head";
 inline int64_t ada_safe(int64_t budget, double alpha) { return static_cast<int64_t>(static_cast<double>(budget) * alpha); }

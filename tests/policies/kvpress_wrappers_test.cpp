@@ -228,3 +228,55 @@ TEST(KvpressWrappers, DecodingAdaKvCutsTheCacheAsAdaKvEveryInterval) {
 
 }  // namespace
 }  // namespace kvbench::policies
+
+namespace kvbench::policies {
+namespace {
+
+// CompressionRatioDecodingPress: every compression_interval decode steps the cache is cut to
+// max(1, int(seen · (1 − r))) by the press's scores, seen = the step's position + 1; a cache
+// already at or below that target is left as it is (kvpress's _find_target_compression_ratio: 0).
+TEST(KvpressWrappers, CompressionRatioDecodingKeepsAFractionOfTheTokensSeen) {
+  const int64_t kv = 2, prompt = 30, d = 4, interval = 5;
+  for (const double ratio : {0.5, 0.1}) {
+    LayerCache cache = random_cache(kv, prompt, d, 16);
+    auto policy = make_policy("kvpress:compression_ratio_decoding", {{"compression_interval", interval}});
+    SequenceInfo info = baseline_test::info_for(1, kv, kv, Budget::compression_ratio(ratio).resolve(prompt), prompt);
+    info.compression_ratio = ratio;
+    info.head_dim = d;
+    policy->begin(info);
+    policy->compress(0, cache, Phase::kPrefill);
+    EXPECT_EQ(cache.size(), prompt) << "the prompt is never compressed";
+    at::Generator g = at::detail::createCPUGenerator(23);
+    bool left_alone = false;
+    for (int64_t step = 1; step <= 3 * interval; ++step) {
+      const torch::Tensor k = torch::randn({kv, 1, d}, g, torch::kFloat32);
+      cache.append(k, k.clone(), torch::tensor({prompt + step - 1}, torch::kInt64));
+      const torch::Tensor keys = cache.keys().clone(), positions = cache.positions().clone();
+      const int64_t before = cache.size();
+      policy->compress(0, cache, Phase::kDecode);
+      ASSERT_LE(cache.size(), policy->layer_budget(0)) << "ratio " << ratio << " step " << step;
+      if (step % interval != 0) {
+        EXPECT_EQ(cache.size(), before) << "step " << step;
+        continue;
+      }
+      const int64_t target = std::max<int64_t>(1, static_cast<int64_t>((prompt + step) * (1.0 - ratio)));
+      if (before <= target) {
+        EXPECT_EQ(cache.size(), before) << "ratio " << ratio << " step " << step;
+        left_alone = true;
+        continue;
+      }
+      EXPECT_EQ(cache.size(), target) << "ratio " << ratio << " step " << step;
+      for (int64_t h = 0; h < kv; ++h) {
+        std::set<int64_t> want;
+        for (int64_t j : top(keys[h].norm(2, -1).neg().contiguous(), target)) want.insert(positions[positions.size(0) == 1 ? 0 : h][j].item<int64_t>());
+        EXPECT_EQ(kept(cache, h), want) << "ratio " << ratio << " step " << step << " head " << h;
+      }
+    }
+    EXPECT_EQ(left_alone, ratio == 0.1) << "at 10% the cache outgrows the target only at the first compression";
+  }
+  SequenceInfo tokens = baseline_test::info_for(1, 2, 2, 12, 30);
+  EXPECT_THROW(make_policy("kvpress:compression_ratio_decoding")->begin(tokens), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace kvbench::policies
