@@ -44,6 +44,18 @@ TEST(ReasoningTask, FeedsRkvsPromptsAndGradesWithTheNamedGrader) {
   EXPECT_EQ(recorded["sets"]["aime24"]["max_length"], 16384);
 }
 
+// GSM8K's gold is the number after "####" in the worked solution; the default grader is
+// gsm8k.flexible on the model's output.
+TEST(ReasoningTask, Gsm8kGradesTheNumberAfterTheHashes) {
+  const json r = run("gsm8k", {{"max_length", 300}}, 1);
+  const json& e = r["examples"][0];
+  EXPECT_EQ(e["gold"], "18") << "Janet's ducks";
+  EXPECT_EQ(r["metrics"]["grader"], "gsm8k.flexible");
+  const metrics::AnswerGrade expected = metrics::answer_grader("gsm8k.flexible").grade(e["prediction"], "18", {});
+  EXPECT_EQ(e["correct"], expected.correct);
+  EXPECT_EQ(e["extracted"], expected.extracted ? json(*expected.extracted) : json(nullptr));
+}
+
 TEST(ReasoningTask, SamplesAreSeededAndPassAtOneIsTheirMean) {
   const json params = {{"n", 3}, {"temperature", 0.6}, {"top_p", 0.95}, {"max_length", 320}, {"grader", "gsm8k.flexible"}};
   const json a = run("math500", params, 1), b = run("math500", params, 1);
