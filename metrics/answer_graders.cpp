@@ -36,6 +36,27 @@ std::optional<std::string> found(const std::string& extracted) {
   return extracted == kGsm8kInvalid ? std::nullopt : std::optional<std::string>(extracted);  // lm-eval's fallback: nothing found
 }
 
+// kvpress's AIME25 / MATH500 score (evaluation/benchmarks/aime25/calculate_metrics.py):
+// extract_boxed = pred.split("boxed{")[-1].split("}")[0] — the whole output up to its first '}' when
+// there is no "boxed{" — compared with str(answer) as text.
+AnswerGrade kvpress_boxed(const std::string& output, const std::string& gold, const std::vector<std::string>&) {
+  const size_t box = output.rfind("boxed{");
+  const std::string after = box == std::string::npos ? output : output.substr(box + 6);
+  const std::string extracted = after.substr(0, after.find('}'));
+  return {extracted, extracted == gold};
+}
+
+// kvpress's MATH500 score: the same with split("boxed{")[1], the first box; no box is None (the
+// IndexError it catches), never equal to the gold.
+AnswerGrade kvpress_first_boxed(const std::string& output, const std::string& gold, const std::vector<std::string>&) {
+  const size_t box = output.find("boxed{");
+  if (box == std::string::npos) return {std::nullopt, false};
+  const size_t next = output.find("boxed{", box + 6);  // split()[1] ends at the next separator
+  const std::string piece = output.substr(box + 6, next == std::string::npos ? std::string::npos : next - box - 6);
+  const std::string extracted = piece.substr(0, piece.find('}'));
+  return {extracted, extracted == gold};
+}
+
 AnswerGrade gsm8k_grade(const std::string& extracted, const std::string& gold) { return {found(extracted), gsm8k_exact_match(extracted, gold)}; }
 AnswerGrade gpqa_grade(const std::string& extracted, const std::string& gold) { return {found(extracted), gpqa_exact_match(extracted, gold)}; }
 
@@ -44,6 +65,10 @@ base::Registry<AnswerGrader> make_graders() {
   for (AnswerGrader& g : std::vector<AnswerGrader>{
       {"math.boxed_equiv", "the last \\boxed{} / \\fbox{} by balanced braces, its content, hendrycks is_equiv (strip_string, then text equality)",
        std::string(kLmEval) + " lm_eval/tasks/hendrycks_math/utils.py", false, boxed_equiv},
+      {"kvpress.boxed", "the text after the last 'boxed{' up to the next '}' (the output up to its first '}' without one), equal to the gold as text",
+       "NVIDIA/kvpress @ 8bb29b9c evaluation/benchmarks/aime25/calculate_metrics.py", false, kvpress_boxed},
+      {"kvpress.first_boxed", "the text after the first 'boxed{' up to the next '}' (none without one), equal to the gold as text",
+       "NVIDIA/kvpress @ 8bb29b9c evaluation/benchmarks/math500/calculate_metrics.py", false, kvpress_first_boxed},
       {"gsm8k.strict", "the first '#### <number>', lm-eval exact_match (case, ',', '$', a final '.' ignored; the gold's '... #### ' dropped)",
        std::string(kLmEval) + " lm_eval/tasks/gsm8k/gsm8k.yaml strict-match", false,
        [](const std::string& output, const std::string& gold, const std::vector<std::string>&) { return gsm8k_grade(gsm8k_strict_answer(output), gold); }},

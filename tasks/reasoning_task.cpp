@@ -1,5 +1,5 @@
 // Reasoning benchmarks with a long generated trace: gsm8k, math500, aime24 (R-KV's data files and
-// protocol: Zefan-Cai/R-KV @ d15c9767 run_math.py), aime25 (the same protocol on AIME 2025).
+// protocol: Zefan-Cai/R-KV @ d15c9767 run_math.py), aime25 (kvpress's sampled AIME25 run).
 // R-KV fills one template with the problem, feeds it without a chat template (BOS added: the
 // tokenizer's add_special_tokens=True), decodes greedily (do_sample=False) up to max_length tokens
 // in all (prompt included; dataset2max_length per set) and stops at EOS. The answer is graded by a
@@ -8,6 +8,7 @@
 // tokens fed); with n samples
 // (seeds seed .. seed+n-1) the example's pass@1 is the mean over them.
 #include <algorithm>
+#include <filesystem>
 
 #include "datasets/data_root.hpp"
 #include "datasets/jsonl_reader.hpp"
@@ -22,14 +23,42 @@
 namespace kvbench::tasks {
 namespace {
 
-const char* kRkv = "Zefan-Cai/R-KV @ d15c9767 run_math.py";
-// run_math.py's prompt_template (str.format: "{{}}" is "{}").
-const char* kRkvTemplate =
-    "You are given a math problem.\n\nProblem: {question}\n\n You need to solve the problem step by step. First, you need to "
-    "provide the chain-of-thought, then provide the final answer.\n\n Provide the final answer in the format: Final answer:  "
-    "\\boxed{{}}";
+// How the reference runs a set: its prompt, chat template, decoding and length limit.
+struct ReasoningProtocol {
+  std::string source;
+  std::string prompt_template;  // Python str.format with {question}
+  std::string chat_template;    // none, or "model": the model's own (add_generation_prompt)
+  models::SamplingSettings sampling;
+  int64_t max_new_tokens = 0;   // a limit on generated tokens (0: max_length limits prompt + generated)
+};
 
-// One benchmark as data: its file, fields, gold answer and the reference's limits.
+// R-KV (run_math.py): its prompt_template (str.format: "{{}}" is "{}"), no chat template, BOS,
+// greedy (do_sample=False), max_length tokens in all.
+const ReasoningProtocol& rkv_protocol() {
+  static const ReasoningProtocol p = {
+      "Zefan-Cai/R-KV @ d15c9767 run_math.py",
+      "You are given a math problem.\n\nProblem: {question}\n\n You need to solve the problem step by step. First, you need to "
+      "provide the chain-of-thought, then provide the final answer.\n\n Provide the final answer in the format: Final answer:  "
+      "\\boxed{{}}",
+      "none", models::SamplingSettings{}, 0};
+  return p;
+}
+
+// kvpress's AIME25 run with sampling (kvzap/evaluate_aime.py @ 8bb29b9c): the question alone as
+// one user message of the model's chat template, Qwen3's generation config (temperature 0.6,
+// top_p 0.95, top_k 20, min_p 0), 32,000 new tokens.
+const ReasoningProtocol& kvpress_aime_protocol() {
+  static const ReasoningProtocol p = [] {
+    ReasoningProtocol q{"NVIDIA/kvpress @ 8bb29b9c kvzap/evaluate_aime.py", "{question}", "model", {}, 32000};
+    q.sampling.temperature = 0.6;
+    q.sampling.top_p = 0.95;
+    q.sampling.top_k = 20;
+    return q;
+  }();
+  return p;
+}
+
+// One benchmark as data: its file, fields, gold answer, protocol and limits.
 struct ReasoningSet {
   std::string name;
   std::string summary;
@@ -38,22 +67,25 @@ struct ReasoningSet {
   std::string question_field;  // R-KV's dataset2key
   std::string answer_field;
   bool gold_after_hashes;      // GSM8K: the gold answer is what follows "####" in the worked solution
-  int64_t max_length;          // R-KV's dataset2max_length: prompt + generated tokens
+  int64_t max_length;          // R-KV's dataset2max_length: prompt + generated tokens (0: none)
   std::string grader;
+  const ReasoningProtocol& protocol;
 };
 
 const std::vector<ReasoningSet>& reasoning_sets() {
   static const std::vector<ReasoningSet> sets = {
       {"gsm8k", "GSM8K test (1,319 grade-school problems), R-KV's prompt, greedy, the '####' answer",
        "reasoning/gsm8k/test.jsonl", "openai/grade-school-math grade_school_math/data/test.jsonl", "question", "answer", true, 8192,
-       "gsm8k.flexible"},
+       "gsm8k.flexible", rkv_protocol()},
       {"math500", "MATH-500 (HuggingFaceH4/MATH-500), R-KV's prompt, greedy, the last \\boxed{} answer",
        "reasoning/math500/test.jsonl", "Zefan-Cai/R-KV data/math.jsonl (= HuggingFaceH4/MATH-500 test.jsonl)", "problem", "answer", false,
-       8192, "math.boxed_equiv"},
+       8192, "math.boxed_equiv", rkv_protocol()},
       {"aime24", "AIME 2024 (30 problems), R-KV's prompt, greedy, the last \\boxed{} answer", "reasoning/aime24/test.jsonl",
-       "Zefan-Cai/R-KV data/aime24.jsonl", "question", "answer", false, 16384, "math.boxed_equiv"},
-      {"aime25", "AIME 2025 (30 problems), R-KV's protocol, the last \\boxed{} answer", "reasoning/aime25/test.jsonl",
-       "the AIME 2025 problems (data/reasoning/PROVENANCE.md)", "problem", "answer", false, 16384, "math.boxed_equiv"},
+       "Zefan-Cai/R-KV data/aime24.jsonl", "question", "answer", false, 16384, "math.boxed_equiv", rkv_protocol()},
+      {"aime25", "AIME 2025 (30 problems), kvpress's sampled run (chat template, T 0.6, top-p 0.95, top-k 20), its boxed{ grading",
+       "reasoning/aime25/test.jsonl",
+       "Hugging Face dataset alessiodevoto/aime25 (split test: question, answer) exported as JSONL", "question", "answer", false, 0,
+       "kvpress.boxed", kvpress_aime_protocol()},
   };
   return sets;
 }
@@ -90,11 +122,15 @@ class ReasoningTask : public Task {
   explicit ReasoningTask(ReasoningSet set) : set_(std::move(set)) {}
 
   nlohmann::json settings() const override {
+    const ReasoningProtocol& r = set_.protocol;
     return {{"protocol", "generate-and-grade; compression while generating under the decode protocol"},
-            {"source", std::string(kRkv) + " (prompt, no chat template, greedy, max_length)"},
+            {"source", r.source},
             {"data", set_.data_file + " (bundled; " + set_.source + ")"},
-            {"prompt_template", kRkvTemplate},
-            {"decoding", "greedy (R-KV: do_sample=False) until EOS or max_length tokens in all; sampling parameters as transformers'"},
+            {"prompt_template", r.prompt_template},
+            {"chat_template", r.chat_template},
+            {"decoding", r.sampling.to_json()},
+            {"length", r.max_new_tokens ? std::to_string(r.max_new_tokens) + " new tokens, within the model's context"
+                                        : "max_length tokens in all (prompt included), until EOS"},
             {"answer", "the grader's extraction (default " + set_.grader + ")"},
             {"metric", "accuracy: the mean over examples of pass@1 (the mean correctness over n samples)"}};
   }
@@ -104,17 +140,23 @@ class ReasoningTask : public Task {
     params::Params p = {
         Param::choice("grader", set_.grader, grader_names(), "the answer grader (kvbench score lists the same)"),
         Param::integer("n", 1, "samples per problem (seeds seed .. seed + n - 1; pass@1 = their mean correctness)", 1),
-        Param::integer("max_length", nullptr, "prompt + generated tokens (R-KV's dataset2max_length, capped at the model's context)", 2),
-        chat_template_param("the chat template around the prompt (R-KV: none, the tokenizer adds BOS)"),
+        Param::integer("max_length", nullptr, "prompt + generated tokens (default: R-KV's dataset2max_length, capped at the model's context)", 2),
+        Param::integer("max_new_tokens", nullptr, "generated tokens at most (default: the reference's, else what max_length leaves)", 1),
+        chat_template_param("the chat template around the prompt (R-KV: none, the tokenizer adds BOS; kvpress's AIME run: the model's own)",
+                            set_.protocol.chat_template),
         Param::text("data_file", nullptr, "the JSONL file: absolute or relative to the data root (default: the bundled copy)")};
-    for (params::Param& s : sampling_params(models::SamplingSettings{})) p.push_back(std::move(s));
+    for (params::Param& s : sampling_params(set_.protocol.sampling)) p.push_back(std::move(s));
     p.push_back(record_prompts_param());
     return p;
   }
 
   std::vector<std::string> data_files(const TaskContext& ctx) const override {
     if (ctx.given("data_file")) return {datasets::resolve_data_file(ctx.data_root, ctx.param_or<std::string>("data_file", ""), set_.source)};
-    return {datasets::resolve_data_file(datasets::bundled_data_dir(), set_.data_file, set_.source)};
+    const std::string bundled = datasets::bundled_data_dir() + "/" + set_.data_file;
+    if (!std::filesystem::exists(bundled))
+      throw std::invalid_argument(set_.name + ": no bundled copy of its data (" + bundled + "); official source: " + set_.source +
+                                  "; give the file as task_params.data_file");
+    return {bundled};
   }
 
   TaskOutput run(const TaskContext& ctx) const override {
@@ -122,7 +164,8 @@ class ReasoningTask : public Task {
     if (grader.reads_choices) throw std::invalid_argument(set_.name + ": grader " + grader.name + " reads multiple-choice options, which " + set_.name + " has none of");
     const std::string chat = ctx.param<std::string>("chat_template");
     const int64_t n = ctx.param<int64_t>("n");
-    const int64_t max_length = ctx.param_or<int64_t>("max_length", std::min(set_.max_length, ctx.max_context()));
+    const int64_t max_length = ctx.param_or<int64_t>("max_length", set_.max_length ? std::min(set_.max_length, ctx.max_context()) : ctx.max_context());
+    const int64_t max_new_tokens = ctx.param_or<int64_t>("max_new_tokens", set_.protocol.max_new_tokens ? set_.protocol.max_new_tokens : max_length);
     DecodingSettings dec;
     dec.sampling = sampling_settings(ctx);
     if (n > 1 && dec.sampling.greedy()) throw std::invalid_argument(set_.name + ": n > 1 samples need a temperature > 0 (greedy decoding gives one answer)");
@@ -131,12 +174,12 @@ class ReasoningTask : public Task {
     ExampleLoop loop(ctx, static_cast<int64_t>(records.size()));
     for (const datasets::JsonRecord& record : records) {
       const std::string question = record.string_field(set_.question_field), gold = gold_answer(set_, record);
-      const std::string prompt = datasets::python_format(kRkvTemplate, {{"question", question}});
+      const std::string prompt = datasets::python_format(set_.protocol.prompt_template, {{"question", question}});
       const std::string fed = chat == "none" ? prompt : apply_chat_template(chat, prompt, *ctx.tokenizer);
       const std::vector<int64_t> ids = encode_prompt(ctx, fed, encode_adds_special_tokens(chat, fed, *ctx.tokenizer));
       if (static_cast<int64_t>(ids.size()) >= max_length)
         throw record.error("the prompt's " + std::to_string(ids.size()) + " tokens leave nothing of max_length " + std::to_string(max_length));
-      dec.max_new_tokens = max_length - static_cast<int64_t>(ids.size());
+      dec.max_new_tokens = std::min(max_new_tokens, max_length - static_cast<int64_t>(ids.size()));
       nlohmann::json samples = nlohmann::json::array();
       double correct = 0;
       std::string first_text;
@@ -162,7 +205,7 @@ class ReasoningTask : public Task {
       loop.record({id, static_cast<int64_t>(ids.size()), first_text, {gold}, {{"pass@1", correct / static_cast<double>(n)}}, fields, fed});
     }
     return loop.finish({{"accuracy", loop.mean("pass@1")}, {"examples", loop.recorded()}, {"grader", grader.name}},
-                       {{"max_length", max_length}, {"n", n}, {"sampling", dec.sampling.to_json()}});
+                       {{"max_length", max_length}, {"max_new_tokens", max_new_tokens}, {"chat_template", chat}, {"n", n}, {"sampling", dec.sampling.to_json()}});
   }
 
  private:

@@ -87,6 +87,19 @@ TEST(Gpqa, FiltersAndExactMatchEqualLmEvalOnRecordedCases) {
   }
 }
 
+TEST(KvpressBoxed, EqualsKvpressAime25ScoreOnRecordedCases) {
+  const json cases = test::load_fixture("reasoning/kvpress_aime_cases.json").at("cases");
+  ASSERT_GE(cases.size(), 120u);
+  for (const json& c : cases) {
+    const AnswerGrade g = answer_grader("kvpress.boxed").grade(c.at("output"), c.at("gold"), {});
+    EXPECT_EQ(g.extracted, std::optional<std::string>(c.at("extract_boxed").get<std::string>())) << c.at("output");
+    EXPECT_EQ(g.correct, c.at("correct").get<bool>()) << c.at("output");
+    const AnswerGrade first = answer_grader("kvpress.first_boxed").grade(c.at("output"), c.at("gold"), {});
+    EXPECT_EQ(first.extracted ? json(*first.extracted) : json(nullptr), c.at("math500_extract_boxed")) << c.at("output");
+    EXPECT_EQ(first.correct, c.at("math500_correct").get<bool>()) << c.at("output");
+  }
+}
+
 TEST(AnswerGraders, AnUnknownNameListsTheKnownOnes) {
   try {
     answer_grader("math.nope");

@@ -56,6 +56,22 @@ TEST(ReasoningTask, Gsm8kGradesTheNumberAfterTheHashes) {
   EXPECT_EQ(e["extracted"], expected.extracted ? json(*expected.extracted) : json(nullptr));
 }
 
+// aime25 follows kvpress's sampled AIME25 run: the question alone (as one user message of the
+// model's chat template, which stories260K has none of), temperature 0.6, top-p 0.95, top-k 20,
+// graded by kvpress's boxed{ split.
+TEST(ReasoningTask, Aime25RunsKvpresssSampledProtocol) {
+  ScratchDir dir("aime25");
+  const std::string file = dir.write("aime25.jsonl", "{\"question\": \"Find the sum of all integer bases b > 9.\", \"answer\": \"70\"}\n");
+  const json r = run("aime25", {{"data_file", file}, {"chat_template", "none"}, {"record_prompts", true}}, 1);
+  const json& e = r["examples"][0];
+  EXPECT_EQ(e["prompt"], "Find the sum of all integer bases b > 9.");
+  EXPECT_EQ(r["metrics"]["grader"], "kvpress.boxed");
+  EXPECT_EQ(r["settings"]["resolved"]["sampling"], (json{{"decoding", "sampling"}, {"temperature", 0.6}, {"top_k", 20}, {"top_p", 0.95}, {"min_p", 0.0}, {"repetition_penalty", 1.0}}));
+  EXPECT_EQ(e["prompt_tokens"].get<int64_t>() + e["generated_tokens"].get<int64_t>() <= 512, true) << "32,000 new tokens, within the context";
+  const metrics::AnswerGrade expected = metrics::answer_grader("kvpress.boxed").grade(e["prediction"], "70", {});
+  EXPECT_EQ(e["correct"], expected.correct);
+}
+
 TEST(ReasoningTask, SamplesAreSeededAndPassAtOneIsTheirMean) {
   const json params = {{"n", 3}, {"temperature", 0.6}, {"top_p", 0.95}, {"max_length", 320}, {"grader", "gsm8k.flexible"}};
   const json a = run("math500", params, 1), b = run("math500", params, 1);
