@@ -157,7 +157,7 @@ class LongBenchV2Task : public Task {
       auto fill = [&](const std::string& t) { return longbench_v2_prompt(t, item, context, where); };
       auto query = [&](const std::string& prompt, const DecodingSettings& d, std::string& fed) {
         const TruncatedText cut = truncate_middle_v2(*ctx.tokenizer, prompt, max_length);
-        fed = chat == "none" ? cut.text : apply_chat_template(chat, cut.text, *ctx.tokenizer);
+        fed = apply_chat_template(chat, cut.text, *ctx.tokenizer);
         return complete(ctx, encode_prompt(ctx, fed, encode_adds_special_tokens(chat, fed, *ctx.tokenizer)), d);
       };
       std::string fed;

@@ -1,12 +1,10 @@
-// Reasoning benchmarks with a long generated trace: gsm8k, math500, aime24 (R-KV's data files and
-// protocol: Zefan-Cai/R-KV @ d15c9767 run_math.py), aime25 (kvpress's sampled AIME25 run).
-// R-KV fills one template with the problem, feeds it without a chat template (BOS added: the
-// tokenizer's add_special_tokens=True), decodes greedily (do_sample=False) up to max_length tokens
-// in all (prompt included; dataset2max_length per set) and stops at EOS. The answer is graded by a
-// named grader (metrics/answer_graders.hpp). Per example: the extracted answer, correctness, the
-// tokens generated, the most one head's cache held and the effective compression (that over the
-// tokens fed); with n samples
-// (seeds seed .. seed+n-1) the example's pass@1 is the mean over them.
+// Reasoning benchmarks with a long generated trace, each set and its reference's protocol as data:
+// gsm8k, math500, aime24 on R-KV's (Zefan-Cai/R-KV @ d15c9767 run_math.py: one template, no chat
+// template, BOS, greedy up to max_length tokens in all, EOS), aime25 on kvpress's sampled AIME25
+// run. The answer is graded by a named grader (metrics/answer_graders.hpp). Per example: the
+// extracted answer, correctness, the tokens generated, the most one head's cache held and the
+// effective compression (that over the tokens fed); with n samples (seeds seed .. seed + n - 1)
+// the example's pass@1 is their mean correctness.
 #include <algorithm>
 #include <filesystem>
 
@@ -175,7 +173,7 @@ class ReasoningTask : public Task {
     for (const datasets::JsonRecord& record : records) {
       const std::string question = record.string_field(set_.question_field), gold = gold_answer(set_, record);
       const std::string prompt = datasets::python_format(set_.protocol.prompt_template, {{"question", question}});
-      const std::string fed = chat == "none" ? prompt : apply_chat_template(chat, prompt, *ctx.tokenizer);
+      const std::string fed = apply_chat_template(chat, prompt, *ctx.tokenizer);
       const std::vector<int64_t> ids = encode_prompt(ctx, fed, encode_adds_special_tokens(chat, fed, *ctx.tokenizer));
       if (static_cast<int64_t>(ids.size()) >= max_length)
         throw record.error("the prompt's " + std::to_string(ids.size()) + " tokens leave nothing of max_length " + std::to_string(max_length));
