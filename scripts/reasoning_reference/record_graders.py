@@ -49,7 +49,6 @@ latex2sympy (evaluation/latex2sympy) is put on sys.path as its README's `pip ins
 import argparse
 import contextlib
 import importlib
-import importlib.util
 import io
 import json
 import os
@@ -57,6 +56,8 @@ import subprocess
 import sys
 import tempfile
 import types
+
+from common import load_module
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DEFAULT_OUT = os.path.join(REPO_ROOT, "tests", "fixtures", "reasoning", "grader_cases.json")
@@ -282,12 +283,7 @@ def stub_module(name, **attrs):
     return mod
 
 
-def load_file(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+load_file = load_module
 
 
 def call(fn, *args):

@@ -7,11 +7,12 @@ and a few more, as tests/fixtures/reasoning/kvpress_aime_cases.json. Runs kvpres
 Usage: /usr/bin/python3 scripts/reasoning_reference/record_kvpress_aime.py --kvpress CHECKOUT --commit SHA
 """
 import argparse
-import importlib.util
 import json
 import os
 
 import pandas as pd
+
+from common import load_module
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "..", "tests", "fixtures", "reasoning")
@@ -34,11 +35,7 @@ def main():
     ap.add_argument("--commit", required=True)
     args = ap.parse_args()
     def load(benchmark):
-        path = os.path.join(args.kvpress, "evaluation", "benchmarks", benchmark, "calculate_metrics.py")
-        spec = importlib.util.spec_from_file_location(benchmark + "_metrics", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
+        return load_module(benchmark + "_metrics", os.path.join(args.kvpress, "evaluation", "benchmarks", benchmark, "calculate_metrics.py"))
 
     module, math500 = load("aime25"), load("math500")
     with open(os.path.join(FIXTURES, "grader_cases.json")) as f:

@@ -10,12 +10,13 @@ prompt_template.format(**example); this does the same per record.
 Usage: /usr/bin/python3 scripts/reasoning_reference/record_rkv_prompts.py --rkv CHECKOUT [--commit SHA]
 """
 import argparse
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 import types
+
+from common import load_module
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
@@ -40,9 +41,7 @@ def main():
     stub("rkv")
     stub("rkv.monkeypatch", replace_llama=None, replace_qwen2=None, replace_qwen3=None)
     stub("tqdm", tqdm=lambda x, **k: x)
-    spec = importlib.util.spec_from_file_location("run_math", os.path.join(args.rkv, "run_math.py"))
-    run_math = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(run_math)
+    run_math = load_module("run_math", os.path.join(args.rkv, "run_math.py"))
     out = {"rkv_commit": commit, "prompt_template": run_math.prompt_template, "sets": {}}
     for name, path in SETS.items():
         rows = []

@@ -59,7 +59,6 @@ min_p * p_max is a float32 product); CPU cumsum of float32 accumulates in double
 prefix to float32.
 """
 import argparse
-import importlib.util
 import json
 import logging
 import math
@@ -72,6 +71,8 @@ import types
 
 import numpy as np
 import torch
+
+from common import load_module
 
 REL = "src/transformers/generation/logits_process.py"
 
@@ -189,12 +190,7 @@ def locate(path, rev, commit):
 
 def load_logits_process(file):
     install_stubs()
-    name = "transformers.generation.logits_process"
-    spec = importlib.util.spec_from_file_location(name, file)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_module("transformers.generation.logits_process", file)
 
 
 # ----------------------------------------------------------------------------------------- values
