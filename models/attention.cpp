@@ -156,8 +156,9 @@ AttentionResult attend(const torch::Tensor& q_in, const policies::LayerCache& ca
     q = q * torch::tensor(s).to(q.device(), q.scalar_type(), /*non_blocking=*/true).reshape({1, T, 1});
   }
   const policies::StatsRequest& want = request.stats;
-  const torch::Tensor valid = cache.valid();  // [kvh, n] or undefined
   AttentionResult result;
+  if (want.queries) result.stats.queries = q.to(torch::kFloat32);
+  const torch::Tensor valid = cache.valid();  // [kvh, n] or undefined
   // Row statistics of a long forward (SnapKV's observation window over a prompt): the output
   // needs no probabilities (the fused kernel where there is one), the rows come from a second
   // pass over the last queries alone.

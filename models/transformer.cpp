@@ -161,6 +161,7 @@ torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t f
     if (control.on_attention) control.on_attention(l, q, k, v, positions, attn.output);
     if (control.policy) {
       attn.stats.position_end = first_position + T;
+      attn.stats.tokens = &tokens;
       if (queries_before_rope.defined()) {
         attn.stats.queries_before_rope = queries_before_rope;
         attn.stats.rotate = [this](const torch::Tensor& x, int64_t first) { return rope_.apply_heads(x, first); };

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 namespace kvbench::policies {
 
@@ -23,6 +24,7 @@ struct StatsRequest {
   bool queries_before_rope = false;
   bool output_projection = false;  // the layer's W_o (kvpress's CriticalKVPress)
   bool hidden_states = false;      // the attention's input (kvpress's KVzapPress)
+  bool queries = false;            // the forward's queries as attention used them (R-KV's query cache)
 
   // Whether attention must compute statistics (queries_before_rope comes from the model alone).
   bool any() const {
@@ -53,6 +55,11 @@ struct AttentionStats {
   // Requested with hidden_states: [T, dim], the forward's attention input (after the layer's input
   // RMSNorm, what kvpress's hooks receive as hidden_states), in the model's dtype, on its device.
   torch::Tensor hidden_states;
+  // Requested with queries: [heads, T, head_dim] float32, the queries attention scored with (after
+  // RoPE, as R-KV's query cache holds them).
+  torch::Tensor queries;
+  // The forward's token ids (R-KV triggers on the token fed); null where the caller has none.
+  const std::vector<int64_t>* tokens = nullptr;
   // One past the largest original position in the cache (the forward's last token's + 1), known
   // on the host without reading the positions; 0 when the caller does not say.
   int64_t position_end = 0;

@@ -279,6 +279,18 @@ void LayerCache::keep(const torch::Tensor& idx_in, const torch::Tensor& counts) 
   }
 }
 
+void LayerCache::keep_reordered(const torch::Tensor& idx_in) {
+  check_index(idx_in, "keep_reordered");
+  if (ragged_) throw std::logic_error("LayerCache::keep_reordered: the heads hold different numbers of tokens");
+  ++evictions_;
+  const int64_t m = idx_in.size(1);
+  torch::Tensor idx = idx_in.to(keys_.device(), torch::kInt64);
+  if (idx.size(0) != 1) homogeneous_ = false;
+  gather_all(idx.expand({kv_heads_, m}).contiguous(), m);
+  size_ = m;
+  in_arrival_order_ = false;
+}
+
 void LayerCache::evict(const torch::Tensor& idx_in) {
   check_index(idx_in, "evict");
   ++evictions_;

@@ -65,6 +65,10 @@ class LayerCache {
   // order given; under kAny (without counts) in an unspecified order, moving only the slots that
   // must move. Without counts every row keeps m slots.
   void keep(const torch::Tensor& idx, const torch::Tensor& counts = {});
+  // Keeps the slots idx[h, :] ([kv_heads, m] or [1, m]) of every head in the order given, which
+  // need not be slot order: R-KV holds its cache in score order, and that order is state (its max
+  // pooling and redundancy read neighbouring slots). in_arrival_order() is false afterwards.
+  void keep_reordered(const torch::Tensor& idx);
   // Removes, per head, the slots idx[h, :] ([kv_heads, e] or [1, e] int64, distinct per row):
   // keep() of the complement. Under kAny it costs O(e · head_dim) and no pass over the cache.
   void evict(const torch::Tensor& idx);

@@ -23,6 +23,7 @@ StatsRequest& StatsRequest::merge(const StatsRequest& other) {
   queries_before_rope |= other.queries_before_rope;
   output_projection |= other.output_projection;
   hidden_states |= other.hidden_states;
+  queries |= other.queries;
   return *this;
 }
 

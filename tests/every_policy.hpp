@@ -8,7 +8,7 @@
 //   prefill as well, and CompressionRatioDecodingPress (a fraction of the tokens seen);
 // - the parameters that make a policy runnable: learned presses read a published artefact, which
 //   is written here (random, in the published format) for the model's shape; DMSPress needs a
-//   threshold.
+//   threshold; R-KV's window (8) must stay below the budget, which these tests draw from 6 up.
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
@@ -121,6 +121,7 @@ inline nlohmann::json runnable_params(const std::string& policy, const models::M
     p["kvzap_model"] = kvzap_dir(policy.find("linear") != std::string::npos ? "linear" : "mlp", model.n_layers, model.dim,
                                  model.n_kv_heads);
   if (thresholded(policy)) p["threshold"] = 0.0;
+  if (policy == "rkv") p["window_size"] = 4;
   if (policy == "kvpress:lukv") p["budget_curve"] = lukv_curve_file(model.n_layers, model.n_kv_heads);
   if (policy == "duo_attention" || policy == "kvpress:duo_attention") {
     p["attn_pattern"] = duo_pattern_dir(model.n_layers, model.n_kv_heads);
