@@ -1,16 +1,20 @@
 // Reasoning benchmarks with a long generated trace, each set and its reference's protocol as data:
 // gsm8k, math500, aime24 on R-KV's (Zefan-Cai/R-KV @ d15c9767 run_math.py: one template, no chat
 // template, BOS, greedy up to max_length tokens in all, EOS), aime25 on kvpress's sampled AIME25
-// run. The answer is graded by a named grader (metrics/answer_graders.hpp). Per example: the
+// run, gpqa_diamond on lm-evaluation-harness's gpqa_diamond_cot_zeroshot (its four choices shuffled
+// by Python's random seeded 0, as the harness's process_docs). The answer is graded by a named grader (metrics/answer_graders.hpp). Per example: the
 // extracted answer, correctness, the tokens generated, the most one head's cache held and the
 // effective compression (that over the tokens fed); with n samples (seeds seed .. seed + n - 1)
 // the example's pass@1 is their mean correctness.
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
+#include "datasets/csv_reader.hpp"
 #include "datasets/data_root.hpp"
 #include "datasets/jsonl_reader.hpp"
 #include "datasets/python_format.hpp"
+#include "datasets/python_random.hpp"
 #include "metrics/answer_graders.hpp"
 #include "metrics/unicode.hpp"
 #include "tasks/chat_template.hpp"
@@ -28,6 +32,7 @@ struct ReasoningProtocol {
   std::string chat_template;    // none, or "model": the model's own (add_generation_prompt)
   models::SamplingSettings sampling;
   int64_t max_new_tokens = 0;   // a limit on generated tokens (0: max_length limits prompt + generated)
+  std::vector<std::string> stop_strings = {};
 };
 
 // R-KV (run_math.py): its prompt_template (str.format: "{{}}" is "{}"), no chat template, BOS,
@@ -56,6 +61,18 @@ const ReasoningProtocol& kvpress_aime_protocol() {
   return p;
 }
 
+// lm-evaluation-harness's gpqa cot_zeroshot (lm_eval/tasks/gpqa/cot_zeroshot/_gpqa_cot_zeroshot_yaml @
+// 4e7e0d47): doc_to_text, no chat template, the tokenizer's BOS, greedy, until "</s>" (and EOS),
+// the harness's max_gen_toks 256.
+const ReasoningProtocol& lm_eval_gpqa_protocol() {
+  static const ReasoningProtocol p = {
+      "EleutherAI/lm-evaluation-harness @ 4e7e0d47 lm_eval/tasks/gpqa/cot_zeroshot",
+      "What is the correct answer to this question:{question}\nChoices:\n(A) {choice1}\n(B) {choice2}\n(C) {choice3}\n(D) "
+      "{choice4}\nLet's think step by step: ",
+      "none", models::SamplingSettings{}, 256, {"</s>"}};
+  return p;
+}
+
 // One benchmark as data: its file, fields, gold answer, protocol and limits.
 struct ReasoningSet {
   std::string name;
@@ -68,6 +85,9 @@ struct ReasoningSet {
   int64_t max_length;          // R-KV's dataset2max_length: prompt + generated tokens (0: none)
   std::string grader;
   const ReasoningProtocol& protocol;
+  // Multiple choice (GPQA): the correct answer's field and the incorrect ones'; the record's
+  // choices are shuffled and the gold is the correct one's letter "(A)".."(D)".
+  std::vector<std::string> incorrect_fields = {};
 };
 
 const std::vector<ReasoningSet>& reasoning_sets() {
@@ -84,6 +104,10 @@ const std::vector<ReasoningSet>& reasoning_sets() {
        "reasoning/aime25/test.jsonl",
        "Hugging Face dataset alessiodevoto/aime25 (split test: question, answer) exported as JSONL", "question", "answer", false, 0,
        "kvpress.boxed", kvpress_aime_protocol()},
+      {"gpqa_diamond", "GPQA Diamond (198 questions), lm-eval's zero-shot chain of thought, greedy, the last '(X)' letter",
+       "reasoning/gpqa/gpqa_diamond.csv", "Hugging Face dataset Idavidrein/gpqa (gated), file gpqa_diamond.csv", "Question",
+       "Correct Answer", false, 0, "gpqa.flexible", lm_eval_gpqa_protocol(),
+       {"Incorrect Answer 1", "Incorrect Answer 2", "Incorrect Answer 3"}},
   };
   return sets;
 }
@@ -108,11 +132,79 @@ std::string gold_answer(const ReasoningSet& set, const datasets::JsonRecord& rec
   return gold;
 }
 
-// The record's own id (MATH-500's unique_id, AIME's id), else its line.
+// The record's own id (MATH-500's unique_id, AIME's id, GPQA's Record ID), else its line.
 std::string example_id(const datasets::JsonRecord& record) {
-  for (const char* key : {"unique_id", "id"})
+  for (const char* key : {"unique_id", "id", "Record ID"})
     if (record.has(key)) return record.field(key).is_string() ? record.string_field(key) : record.field(key).dump();
   return std::to_string(record.line);
+}
+
+// A CSV file with a header row as records: each row an object of the header's names.
+std::vector<datasets::JsonRecord> read_csv_records(const std::string& path) {
+  std::vector<datasets::JsonRecord> records;
+  std::vector<std::string> header;
+  datasets::for_each_csv(path, [&](const datasets::CsvRow& row) {
+    if (header.empty()) {
+      header = row.fields;
+      return true;
+    }
+    row.expect_width(header.size());
+    datasets::JsonRecord record{row.file, row.line, nlohmann::json::object()};
+    for (size_t i = 0; i < header.size(); ++i) record.value[header[i]] = row.fields[i];
+    records.push_back(std::move(record));
+    return true;
+  });
+  return records;
+}
+
+// lm-eval gpqa utils.preprocess: an absent (empty) cell is " "; else stripped, " [title]" becomes
+// ". ", then one pass of "  " -> " " (Python's str.replace, left to right, not repeated).
+std::string gpqa_preprocess(const std::string& cell) {
+  if (cell.empty()) return " ";
+  auto replace_all = [](std::string text, const std::string& from, const std::string& to) {
+    std::string out;
+    size_t at = 0;
+    for (size_t hit; (hit = text.find(from, at)) != std::string::npos; at = hit + from.size()) out += text.substr(at, hit - at) + to;
+    return out + text.substr(at);
+  };
+  return replace_all(replace_all(metrics::python_strip(cell), " [title]", ". "), "  ", " ");
+}
+
+// One record as the prompt's fields, the gold answer and (multiple choice) the choices.
+struct Problem {
+  datasets::JsonRecord record;
+  std::map<std::string, std::string> fields;
+  std::string gold;
+  std::vector<std::string> choices;
+};
+
+// The set's problems in file order, the first `limit` (0: all). Multiple-choice sets shuffle every
+// record's choices in file order from one generator seeded 0 (lm-eval seeds random with 0 and
+// process_docs maps the whole split), so a record's choice order does not depend on the limit.
+std::vector<Problem> read_problems(const ReasoningSet& set, const std::string& path, int64_t limit) {
+  const bool multiple_choice = !set.incorrect_fields.empty();
+  const bool csv = path.size() >= 4 && (path.rfind(".csv") == path.size() - 4 || path.rfind(".csv.gz") == path.size() - 7);
+  std::vector<datasets::JsonRecord> records = csv ? read_csv_records(path) : datasets::read_jsonl(path, multiple_choice ? 0 : limit);
+  datasets::PythonRandom rng(0);
+  std::vector<Problem> problems;
+  for (datasets::JsonRecord& record : records) {
+    Problem p{std::move(record), {}, {}, {}};
+    p.fields["question"] = p.record.string_field(set.question_field);
+    if (multiple_choice) {
+      for (const std::string& field : set.incorrect_fields) p.choices.push_back(gpqa_preprocess(p.record.string_field(field)));
+      const std::string correct = gpqa_preprocess(p.record.string_field(set.answer_field));
+      p.choices.push_back(correct);
+      rng.shuffle(p.choices);
+      const size_t index = std::find(p.choices.begin(), p.choices.end(), correct) - p.choices.begin();  // list.index: the first
+      p.gold = std::string("(") + static_cast<char>('A' + index) + ")";
+      for (size_t i = 0; i < p.choices.size(); ++i) p.fields["choice" + std::to_string(i + 1)] = p.choices[i];
+    } else {
+      p.gold = gold_answer(set, p.record);
+    }
+    problems.push_back(std::move(p));
+  }
+  if (limit > 0 && static_cast<int64_t>(problems.size()) > limit) problems.resize(limit);
+  return problems;
 }
 
 class ReasoningTask : public Task {
@@ -123,7 +215,7 @@ class ReasoningTask : public Task {
     const ReasoningProtocol& r = set_.protocol;
     return {{"protocol", "generate-and-grade; compression while generating under the decode protocol"},
             {"source", r.source},
-            {"data", set_.data_file + " (bundled; " + set_.source + ")"},
+            {"data", set_.data_file + " (" + set_.source + ")"},
             {"prompt_template", r.prompt_template},
             {"chat_template", r.chat_template},
             {"decoding", r.sampling.to_json()},
@@ -142,7 +234,7 @@ class ReasoningTask : public Task {
         Param::integer("max_new_tokens", nullptr, "generated tokens at most (default: the reference's, else what max_length leaves)", 1),
         chat_template_param("the chat template around the prompt (R-KV: none, the tokenizer adds BOS; kvpress's AIME run: the model's own)",
                             set_.protocol.chat_template),
-        Param::text("data_file", nullptr, "the JSONL file: absolute or relative to the data root (default: the bundled copy)")};
+        Param::text("data_file", nullptr, "the JSONL (or the official CSV) file: absolute or relative to the data root (default: the bundled copy)")};
     for (params::Param& s : sampling_params(set_.protocol.sampling)) p.push_back(std::move(s));
     p.push_back(record_prompts_param());
     return p;
@@ -159,20 +251,23 @@ class ReasoningTask : public Task {
 
   TaskOutput run(const TaskContext& ctx) const override {
     const metrics::AnswerGrader& grader = metrics::answer_grader(ctx.param<std::string>("grader"));
-    if (grader.reads_choices) throw std::invalid_argument(set_.name + ": grader " + grader.name + " reads multiple-choice options, which " + set_.name + " has none of");
+    if (grader.reads_choices && set_.incorrect_fields.empty())
+      throw std::invalid_argument(set_.name + ": grader " + grader.name + " reads multiple-choice options, which " + set_.name + " has none of");
     const std::string chat = ctx.param<std::string>("chat_template");
     const int64_t n = ctx.param<int64_t>("n");
     const int64_t max_length = ctx.param_or<int64_t>("max_length", set_.max_length ? std::min(set_.max_length, ctx.max_context()) : ctx.max_context());
     const int64_t max_new_tokens = ctx.param_or<int64_t>("max_new_tokens", set_.protocol.max_new_tokens ? set_.protocol.max_new_tokens : max_length);
     DecodingSettings dec;
     dec.sampling = sampling_settings(ctx);
+    dec.stop_strings = set_.protocol.stop_strings;
     if (n > 1 && dec.sampling.greedy()) throw std::invalid_argument(set_.name + ": n > 1 samples need a temperature > 0 (greedy decoding gives one answer)");
 
-    const std::vector<datasets::JsonRecord> records = datasets::read_jsonl(data_files(ctx).front(), ctx.limit);
-    ExampleLoop loop(ctx, static_cast<int64_t>(records.size()));
-    for (const datasets::JsonRecord& record : records) {
-      const std::string question = record.string_field(set_.question_field), gold = gold_answer(set_, record);
-      const std::string prompt = datasets::python_format(set_.protocol.prompt_template, {{"question", question}});
+    const std::vector<Problem> problems = read_problems(set_, data_files(ctx).front(), ctx.limit);
+    ExampleLoop loop(ctx, static_cast<int64_t>(problems.size()));
+    for (const Problem& problem : problems) {
+      const datasets::JsonRecord& record = problem.record;
+      const std::string& gold = problem.gold;
+      const std::string prompt = datasets::python_format(set_.protocol.prompt_template, problem.fields);
       const std::string fed = apply_chat_template(chat, prompt, *ctx.tokenizer);
       const std::vector<int64_t> ids = encode_prompt(ctx, fed, encode_adds_special_tokens(chat, fed, *ctx.tokenizer));
       if (static_cast<int64_t>(ids.size()) >= max_length)
@@ -185,7 +280,7 @@ class ReasoningTask : public Task {
         TaskContext sample_ctx = ctx;
         sample_ctx.seed = ctx.seed + static_cast<uint64_t>(s);
         const Completion out = complete(sample_ctx, ids, dec);
-        const metrics::AnswerGrade grade = grader.grade(out.text, gold, {});
+        const metrics::AnswerGrade grade = grader.grade(out.text, gold, problem.choices);
         const int64_t generated = static_cast<int64_t>(out.tokens.size());
         const int64_t fed_tokens = out.prompt_tokens + std::max<int64_t>(generated - 1, 0);  // the last token is never fed
         correct += grade.correct ? 1 : 0;

@@ -72,6 +72,40 @@ TEST(ReasoningTask, Aime25RunsKvpresssSampledProtocol) {
   EXPECT_EQ(e["correct"], expected.correct);
 }
 
+// gpqa_diamond feeds lm-eval's gpqa_diamond_cot_zeroshot prompts: every record's four choices
+// preprocessed and shuffled as the harness's process_docs after random.seed(0) (recorded by
+// running it: scripts/reasoning_reference/record_gpqa_prompts.py over the fixture CSV, which has the
+// official file's column names), the gold the correct choice's letter, graded by gpqa.flexible with
+// the choices. A limit takes the first records without changing their shuffles.
+TEST(ReasoningTask, GpqaDiamondShufflesTheChoicesAsLmEval) {
+  const json recorded = json::parse(read_file(fixture("reasoning/gpqa_prompts.json")));
+  const std::string file = fixture("reasoning/gpqa_diamond_fixture.csv");
+  const json r = run("gpqa_diamond", {{"data_file", file}, {"record_prompts", true}, {"max_new_tokens", 24}}, 0);
+  ASSERT_EQ(r["examples"].size(), recorded["cases"].size());
+  for (size_t i = 0; i < recorded["cases"].size(); ++i) {
+    const json& e = r["examples"][i];
+    const json& want = recorded["cases"][i];
+    EXPECT_EQ(e["id"], want["id"]);
+    EXPECT_EQ(e["prompt"], want["prompt"]) << "record " << i;
+    EXPECT_EQ(e["gold"], want["answer"]) << "record " << i;
+    const metrics::AnswerGrade expected =
+        metrics::answer_grader("gpqa.flexible").grade(e["prediction"], want["answer"], want["choices"].get<std::vector<std::string>>());
+    EXPECT_EQ(e["correct"], expected.correct);
+    EXPECT_LE(e["generated_tokens"].get<int64_t>(), 24);
+  }
+  EXPECT_EQ(r["metrics"]["grader"], "gpqa.flexible");
+  const json last_two = run("gpqa_diamond", {{"data_file", file}, {"record_prompts", true}, {"max_new_tokens", 1}}, 2);
+  EXPECT_EQ(last_two["examples"][1]["prompt"], recorded["cases"][1]["prompt"]);
+  // Without the gated file, one error names it and how to give it.
+  try {
+    run("gpqa_diamond", json::object(), 1);
+    ADD_FAILURE() << "ran without data";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("Idavidrein/gpqa"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("task_params.data_file"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ReasoningTask, SamplesAreSeededAndPassAtOneIsTheirMean) {
   const json params = {{"n", 3}, {"temperature", 0.6}, {"top_p", 0.95}, {"max_length", 320}, {"grader", "gsm8k.flexible"}};
   const json a = run("math500", params, 1), b = run("math500", params, 1);
