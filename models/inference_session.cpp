@@ -36,7 +36,17 @@ torch::Tensor InferenceSession::prefill(const std::vector<int64_t>& tokens, bool
   info_ = {c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, static_cast<int64_t>(tokens.size()),
            options_.budget.resolve(static_cast<int64_t>(tokens.size())), options_.seed, options_.budget.compression_ratio()};
   if (policy_) policy_->begin(info_);
-  if (options_.protocol != Protocol::kStream) return run(tokens, policies::Phase::kPrefill, true, all_logits);
+  return feed_prompt(tokens, policies::Phase::kPrefill, all_logits);
+}
+
+torch::Tensor InferenceSession::extend(const std::vector<int64_t>& tokens) {
+  if (tokens.empty()) throw std::invalid_argument("extend: no tokens");
+  if (next_position_ == 0) throw std::logic_error("extend: the session has no prefill to extend");
+  return feed_prompt(tokens, policies::Phase::kPrefillBlock, false);
+}
+
+torch::Tensor InferenceSession::feed_prompt(const std::vector<int64_t>& tokens, policies::Phase whole, bool all_logits) {
+  if (options_.protocol != Protocol::kStream) return run(tokens, whole, true, all_logits);
   std::vector<torch::Tensor> rows;
   for (size_t begin = 0; begin < tokens.size(); begin += options_.block) {
     const size_t end = std::min(tokens.size(), begin + static_cast<size_t>(options_.block));

@@ -30,6 +30,10 @@ class InferenceSession {
   // Feeds the prompt. Returns logits [T, vocab] for every prompt token when all_logits (the row
   // of token t predicts token t+1), else [1, vocab] for the last.
   torch::Tensor prefill(const std::vector<int64_t>& tokens, bool all_logits = false);
+  // Feeds more prompt tokens after the cache as it stands (a later turn of a conversation): as
+  // prefill does (blocks under stream), but the policy is not begun again and the phase is
+  // kPrefillBlock. Returns the logits [1, vocab] of the last token.
+  torch::Tensor extend(const std::vector<int64_t>& tokens);
   // Appends one token and returns the logits [vocab] that predict the next one.
   torch::Tensor step(int64_t token);
 
@@ -57,6 +61,7 @@ class InferenceSession {
 
  private:
   torch::Tensor run(const std::vector<int64_t>& tokens, policies::Phase phase, bool compress, bool all_logits);
+  torch::Tensor feed_prompt(const std::vector<int64_t>& tokens, policies::Phase whole, bool all_logits);
 
   const Transformer& model_;
   policies::Policy* policy_;

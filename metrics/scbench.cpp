@@ -1,0 +1,98 @@
+#include "metrics/scbench.hpp"
+
+#include <utf8proc.h>
+
+#include <regex>
+#include <stdexcept>
+
+#include "metrics/infinitebench.hpp"
+#include "metrics/longbench_metrics.hpp"
+#include "metrics/unicode.hpp"
+
+namespace kvbench::metrics {
+namespace {
+
+using nlohmann::json;
+
+// str.upper() by one-to-one mappings (as metrics/infinitebench.cpp; Python's few one-to-many
+// mappings, ß -> SS, differ).
+std::string upper(const std::string& s) {
+  std::u32string u = utf8_decode(s);
+  for (char32_t& c : u) c = static_cast<char32_t>(utf8proc_toupper(static_cast<utf8proc_int32_t>(c)));
+  return utf8_encode(u);
+}
+
+// Python's `for item in label`: a list's elements, a str's characters.
+std::vector<std::string> items(const json& label, const char* scorer) {
+  std::vector<std::string> out;
+  if (label.is_string()) {
+    for (char32_t c : utf8_decode(label.get<std::string>())) out.push_back(utf8_encode(c));
+    return out;
+  }
+  if (!label.is_array()) throw std::invalid_argument(std::string(scorer) + ": the label is neither a list nor a string");
+  for (const json& x : label) {
+    if (!x.is_string()) throw std::invalid_argument(std::string(scorer) + ": an item of the label is not a string");
+    out.push_back(x.get<std::string>());
+  }
+  return out;
+}
+
+const json& first_if_list(const json& label) { return label.is_array() && !label.empty() ? label[0] : label; }
+
+// first_int_match: re.split("[^0-9]", prediction)'s first non-empty piece ("" when none).
+std::string first_digits(const std::string& prediction) {
+  size_t begin = prediction.find_first_of("0123456789");
+  if (begin == std::string::npos) return "";
+  return prediction.substr(begin, prediction.find_first_not_of("0123456789", begin) - begin);
+}
+
+double math_find(const std::string& prediction, const json& label_in) {
+  const json& label = first_if_list(label_in);
+  static const std::regex number(R"(\d+\.\d+|\d+)");
+  std::smatch m;
+  const bool found = std::regex_search(prediction, m, number);
+  if (label.is_number_integer()) return found && static_cast<long long>(std::stod(m.str())) == label.get<long long>() ? 1 : 0;
+  if (label.is_number_float()) return found && std::stod(m.str()) == label.get<double>() ? 1 : 0;
+  throw std::invalid_argument("math_find: expected an int or float label, got " + std::string(label.type_name()));
+}
+
+double string_match_all(const std::string& prediction, const json& label) {
+  const std::vector<std::string> refs = items(label, "scbench_vt");
+  if (refs.empty()) throw std::invalid_argument("scbench_vt: an empty label (Python divides by zero)");
+  const std::string pred = python_lower(prediction);
+  double found = 0;
+  for (const std::string& r : refs) found += pred.find(python_lower(r)) != std::string::npos ? 1 : 0;
+  return python_round(found / static_cast<double>(refs.size()), 2);
+}
+
+}  // namespace
+
+const std::vector<std::string>& scbench_scorers() {
+  static const std::vector<std::string> names = {"kv_retrieval",       "scbench_vt",      "passkey",         "math_find",
+                                                 "longdialogue_qa_eng", "longbook_choice_eng", "longbook_qa_chn", "longbook_sum_eng"};
+  return names;
+}
+
+double scbench_score_one(const std::string& scorer, const std::string& prediction, const json& label) {
+  if (scorer == "kv_retrieval") {
+    if (!label.is_string()) throw std::invalid_argument("kv_retrieval: expected a string label");
+    return prediction.find(label.get<std::string>()) != std::string::npos ? 1 : 0;
+  }
+  if (scorer == "scbench_vt") return string_match_all(prediction, label);
+  if (scorer == "passkey") {
+    const json& l = first_if_list(label);
+    return l.is_string() && l.get<std::string>() == first_digits(prediction) ? 1 : 0;  // an int label never equals a str
+  }
+  if (scorer == "math_find") return math_find(prediction, label);
+  if (scorer == "longdialogue_qa_eng") {
+    const std::string pred = upper(python_strip(prediction));
+    for (const std::string& item : items(label, "longdialogue_qa_eng"))
+      if (pred.find(upper(item)) != std::string::npos) return 1;
+    return 0;
+  }
+  if (scorer == "longbook_choice_eng" || scorer == "longbook_qa_chn" || scorer == "longbook_sum_eng")
+    return infinitebench_score_one(scorer, prediction, label, "");
+  throw std::invalid_argument("unknown SCBench scorer '" + scorer + "'");
+}
+
+}  // namespace kvbench::metrics

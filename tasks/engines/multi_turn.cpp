@@ -1,0 +1,93 @@
+#include "tasks/engines/multi_turn.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <stdexcept>
+
+#include "models/generation.hpp"
+#include "models/inference_session.hpp"
+
+namespace kvbench::tasks {
+
+struct Conversation::Held {
+  std::unique_ptr<policies::Policy> policy;
+  std::unique_ptr<models::InferenceSession> session;
+};
+
+Conversation::Conversation(const TaskContext& ctx) : ctx_(ctx) {
+  if (ctx_.observer) throw std::invalid_argument("a multi-turn conversation takes no session observer");
+}
+Conversation::~Conversation() = default;
+
+int64_t Conversation::cache_tokens() const { return held_ ? held_->session->cache().max_head_length() : 0; }
+
+Completion Conversation::turn(const std::vector<int64_t>& prompt_in, const DecodingSettings& decoding, bool keep_answer) {
+  if (!decoding.sampling.greedy() || decoding.sampling.repetition_penalty != 1 || !decoding.stop_strings.empty() ||
+      decoding.min_new_tokens != 0)
+    throw std::invalid_argument("a multi-turn conversation decodes greedily with stop tokens only");
+  using clock = std::chrono::steady_clock;
+  std::vector<int64_t> prompt = pending_;
+  prompt.insert(prompt.end(), prompt_in.begin(), prompt_in.end());
+  pending_.clear();
+  const auto t0 = clock::now();
+  torch::Tensor logits;
+  if (!held_) {
+    held_ = std::make_unique<Held>();
+    held_->policy = ctx_.make_policy();
+    held_->session = std::make_unique<models::InferenceSession>(*ctx_.model, held_->policy.get(), ctx_.session_options());
+    logits = held_->session->prefill(prompt);
+    prefilled_tokens_ += static_cast<int64_t>(prompt.size());
+  } else {
+    logits = held_->session->extend(prompt);
+  }
+  prompt_tokens_fed_ += static_cast<int64_t>(prompt.size());
+  models::InferenceSession& session = *held_->session;
+  const models::InferenceSession::Checkpoint before_answer = session.checkpoint();
+  const auto t1 = clock::now();
+
+  std::vector<int64_t> stops = decoding.stop_token_ids;
+  const int64_t eos = ctx_.tokenizer->eos_id();
+  if (decoding.stop_at_eos) stops.push_back(eos);
+  models::GenerationResult out;
+  bool stopped = false;
+  for (int64_t i = 0; i < decoding.max_new_tokens; ++i) {
+    const int64_t next = logits.reshape({-1}).argmax().item<int64_t>();
+    if (std::find(stops.begin(), stops.end(), next) != stops.end()) {
+      stopped = true;
+      break;
+    }
+    out.tokens.push_back(next);
+    if (i + 1 == decoding.max_new_tokens) break;
+    logits = session.step(next);
+  }
+  out.prefill_seconds = std::chrono::duration<double>(t1 - t0).count();
+  out.decode_seconds = std::chrono::duration<double>(clock::now() - t1).count();
+  ctx_.meter->prefill_tokens += static_cast<int64_t>(prompt.size());
+  ctx_.meter->prefill_seconds += out.prefill_seconds;
+  ctx_.meter->decode_tokens += static_cast<int64_t>(out.tokens.size());
+  ctx_.meter->decode_seconds += out.decode_seconds;
+  ctx_.meter->add_session(session);
+
+  Completion c;
+  c.tokens = out.tokens;
+  c.prompt_tokens = static_cast<int64_t>(prompt.size());
+  c.cache_peak = session.max_cache_len();
+  c.text = ctx_.tokenizer->decode({out.tokens.begin(), out.tokens.end()});
+  if (keep_answer) {
+    // The answer stays; what was not fed of it (the last token when the limit cut it) and EOS
+    // come before the next prompt.
+    if (!stopped && !out.tokens.empty()) pending_.push_back(out.tokens.back());
+    pending_.push_back(eos);
+  } else {
+    try {
+      session.rollback(before_answer);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(std::string("the gold history drops each answer from the cache, but the policy evicted while "
+                                              "answering (") + e.what() +
+                                  "): run under the oneshot protocol, or keep the model's own answers");
+    }
+  }
+  return c;
+}
+
+}  // namespace kvbench::tasks
