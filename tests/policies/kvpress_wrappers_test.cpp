@@ -280,3 +280,54 @@ TEST(KvpressWrappers, CompressionRatioDecodingKeepsAFractionOfTheTokensSeen) {
 
 }  // namespace
 }  // namespace kvbench::policies
+
+namespace kvbench::policies {
+namespace {
+
+// PrefillDecodingPress: the prompt is cut by the prefilling press alone (what that press keeps by
+// itself), each decode step goes to the decoding press (every interval the cache to the budget by
+// its scores); with decoding_press none, generated tokens stay.
+TEST(KvpressWrappers, PrefillDecodingGivesThePromptToOnePressAndTheStepsToTheOther) {
+  const int64_t kv = 2, prompt = 30, d = 4, budget = 12, interval = 4;
+  SequenceInfo info = baseline_test::info_for(1, kv, kv, budget, prompt);
+  info.head_dim = d;
+  auto alone = make_policy("kvpress:knorm");
+  LayerCache reference = random_cache(kv, prompt, d, 21);
+  alone->begin(info);
+  alone->compress(0, reference, Phase::kPrefill);
+
+  auto policy = make_policy("kvpress:prefill_decoding", {{"prefilling_press", "kvpress:knorm"},
+                                                         {"decoding_press", "kvpress:decoding_keydiff"},
+                                                         {"decoding_params", {{"compression_interval", interval}}}});
+  LayerCache cache = random_cache(kv, prompt, d, 21);
+  policy->begin(info);
+  policy->compress(0, cache, Phase::kPrefill);
+  for (int64_t h = 0; h < kv; ++h) EXPECT_EQ(baseline_test::kept(cache, h), baseline_test::kept(reference, h)) << "head " << h;
+  EXPECT_EQ(cache.size(), budget);
+
+  auto decoding = make_policy("kvpress:decoding_keydiff", {{"compression_interval", interval}});
+  SequenceInfo after = info;
+  after.prompt_len = budget;
+  decoding->begin(after);
+  at::Generator g = at::detail::createCPUGenerator(22);
+  for (int64_t step = 1; step <= 2 * interval; ++step) {
+    const torch::Tensor k = torch::randn({kv, 1, d}, g, torch::kFloat32);
+    const torch::Tensor position = torch::tensor({prompt + step - 1}, torch::kInt64);
+    cache.append(k, k.clone(), position);
+    reference.append(k, k.clone(), position);
+    policy->compress(0, cache, Phase::kDecode);
+    decoding->compress(0, reference, Phase::kDecode);
+    ASSERT_LE(cache.size(), policy->layer_budget(0));
+    for (int64_t h = 0; h < kv; ++h) EXPECT_EQ(baseline_test::kept(cache, h), baseline_test::kept(reference, h)) << "step " << step;
+    if (step % interval == 0) EXPECT_EQ(cache.size(), budget) << "step " << step;
+  }
+
+  auto keep_generated = make_policy("kvpress:prefill_decoding", {{"prefilling_press", "kvpress:knorm"}});
+  keep_generated->begin(info);
+  EXPECT_EQ(keep_generated->layer_budget(0), kUnlimitedTokens);
+  EXPECT_THROW(make_policy("kvpress:prefill_decoding", {{"decoding_press", "kvpress:knorm"}}), std::invalid_argument);
+  EXPECT_THROW(make_policy("kvpress:prefill_decoding", {{"prefilling_press", "kvpress:decoding_knorm"}}), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace kvbench::policies

@@ -127,6 +127,23 @@ TEST(ReasoningTask, ACompressingPolicyHoldsTheExamplesCacheAtItsBudget) {
   EXPECT_DOUBLE_EQ(e["effective_compression"].get<double>(), 64 / fed);
 }
 
+// kvpress's decoding-time wrappers and R-KV bound the cache of a long trace: at most the budget
+// plus the steps between two compressions.
+TEST(ReasoningTask, DecodeTimePressesAndRkvBoundTheTrace) {
+  const json prefill_decoding = {{"prefilling_press", "kvpress:snapkv"}, {"decoding_press", "kvpress:decoding_knorm"},
+                                 {"decoding_params", {{"compression_interval", 16}}}};
+  for (const auto& [policy, params] : {std::pair<std::string, json>{"kvpress:prefill_decoding", prefill_decoding},
+                                       {"kvpress:decoding_knorm", {{"compression_interval", 16}}},
+                                       {"rkv", {{"divide_length", 16}}}}) {
+    const json r = run("math500", {{"max_length", 480}}, 1, {{"policy", policy}, {"policy_params", params}, {"budget", "64"}, {"protocol", "decode"}});
+    const json& e = r["examples"][0];
+    EXPECT_GT(e["generated_tokens"].get<int64_t>(), 100) << policy;
+    // kvpress:decoding_* never compresses the prompt (261 tokens here): its bound starts there.
+    const int64_t prompt_kept = policy == "kvpress:decoding_knorm" ? e["prompt_tokens"].get<int64_t>() : 64;
+    EXPECT_LE(e["cache_peak"].get<int64_t>(), prompt_kept + 15) << policy;
+  }
+}
+
 TEST(ReasoningTask, ErrorsNameWhatIsWrong) {
   ScratchDir dir("reasoning");
   const std::string no_question = dir.write("q.jsonl", "{\"problem\": \"1+1?\", \"answer\": \"2\"}\n");
