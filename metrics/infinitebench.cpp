@@ -184,19 +184,23 @@ double longbook_choice_eng(const std::string& pred_in, const json& label) {
   return 0;
 }
 
-std::vector<std::string> string_labels(const json& label, const char* task) {
+}  // namespace
+
+std::vector<std::string> label_items(const json& label, const std::string& task) {
   std::vector<std::string> out;
   if (label.is_string()) {  // Python iterates a str's characters
     for (char32_t c : utf8_decode(label.get<std::string>())) out.push_back(utf8_encode(c));
     return out;
   }
-  if (!label.is_array()) throw std::invalid_argument(std::string(task) + ": the label is not a list of answers");
+  if (!label.is_array()) throw std::invalid_argument(task + ": the label is not a list of answers");
   for (const auto& x : label) {
-    if (!x.is_string()) throw std::invalid_argument(std::string(task) + ": an answer is not a string");
+    if (!x.is_string()) throw std::invalid_argument(task + ": an answer is not a string");
     out.push_back(x.get<std::string>());
   }
   return out;
 }
+
+namespace {
 
 // InfiniteBench's normalize_zh_answer: lower, ASCII and CJK punctuation removed, all whitespace removed.
 std::u32string normalize_zh(const std::string& s) {
@@ -274,12 +278,12 @@ double infinitebench_score_one(const std::string& task, const std::string& pred,
   if (task == "longbook_choice_eng") return longbook_choice_eng(pred, label);
   if (task == "longbook_qa_eng") {
     double best = 0;
-    for (const std::string& truth : string_labels(label, "longbook_qa_eng")) best = std::max(best, lb_qa_f1_score(pred, truth));
+    for (const std::string& truth : label_items(label, "longbook_qa_eng")) best = std::max(best, lb_qa_f1_score(pred, truth));
     return best;
   }
   if (task == "longbook_qa_chn") {
     double best = 0;
-    for (const std::string& truth : string_labels(label, "longbook_qa_chn")) best = std::max(best, char_f1(normalize_zh(pred), normalize_zh(truth)));
+    for (const std::string& truth : label_items(label, "longbook_qa_chn")) best = std::max(best, char_f1(normalize_zh(pred), normalize_zh(truth)));
     return best;
   }
   if (task == "longbook_sum_eng") {
@@ -313,7 +317,7 @@ double infinitebench_kvpress_score_one(const std::string& task, const std::strin
       return utf8_encode(u);
     };
     const std::string p = upper(python_strip(pred));
-    for (const std::string& item : string_labels(label, "longdialogue_qa_eng"))
+    for (const std::string& item : label_items(label, "longdialogue_qa_eng"))
       if (p.find(upper(item)) != std::string::npos) return 1;
     return 0;
   }

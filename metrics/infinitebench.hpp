@@ -17,6 +17,11 @@ const std::vector<std::string>& infinitebench_tasks();
 double infinitebench_score_one(const std::string& task, const std::string& prediction, const nlohmann::json& label,
                                const std::string& model_name);
 
+// Python's `for item in label` where a scorer loops over a label: a list's strings, a str's
+// characters (SCBench hands some scorers the bare answer string). std::invalid_argument naming
+// `task` for anything else.
+std::vector<std::string> label_items(const nlohmann::json& label, const std::string& task);
+
 // kvpress's copy of the scorers (NVIDIA/kvpress evaluation/benchmarks/infinite_bench/
 // calculate_metrics.py) on kvpress's labels (a list of strings; the choice tasks' letter alone).
 // It differs on longbook_choice_eng (the last standalone letter A-D of a line is read first),

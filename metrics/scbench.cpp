@@ -22,21 +22,6 @@ std::string upper(const std::string& s) {
   return utf8_encode(u);
 }
 
-// Python's `for item in label`: a list's elements, a str's characters.
-std::vector<std::string> items(const json& label, const char* scorer) {
-  std::vector<std::string> out;
-  if (label.is_string()) {
-    for (char32_t c : utf8_decode(label.get<std::string>())) out.push_back(utf8_encode(c));
-    return out;
-  }
-  if (!label.is_array()) throw std::invalid_argument(std::string(scorer) + ": the label is neither a list nor a string");
-  for (const json& x : label) {
-    if (!x.is_string()) throw std::invalid_argument(std::string(scorer) + ": an item of the label is not a string");
-    out.push_back(x.get<std::string>());
-  }
-  return out;
-}
-
 const json& first_if_list(const json& label) { return label.is_array() && !label.empty() ? label[0] : label; }
 
 // first_int_match: re.split("[^0-9]", prediction)'s first non-empty piece ("" when none).
@@ -57,7 +42,7 @@ double math_find(const std::string& prediction, const json& label_in) {
 }
 
 double string_match_all(const std::string& prediction, const json& label) {
-  const std::vector<std::string> refs = items(label, "scbench_vt");
+  const std::vector<std::string> refs = label_items(label, "scbench_vt");
   if (refs.empty()) throw std::invalid_argument("scbench_vt: an empty label (Python divides by zero)");
   const std::string pred = python_lower(prediction);
   double found = 0;
@@ -86,7 +71,7 @@ double scbench_score_one(const std::string& scorer, const std::string& predictio
   if (scorer == "math_find") return math_find(prediction, label);
   if (scorer == "longdialogue_qa_eng") {
     const std::string pred = upper(python_strip(prediction));
-    for (const std::string& item : items(label, "longdialogue_qa_eng"))
+    for (const std::string& item : label_items(label, "longdialogue_qa_eng"))
       if (pred.find(upper(item)) != std::string::npos) return 1;
     return 0;
   }
