@@ -46,7 +46,7 @@ TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
 # One data root for every job: ../shared/data plus the fixtures in the official formats for what
-# is not staged (LongBench passage_count, the lm-eval tasks, LongBench-v2, InfiniteBench), as symbolic links under build/.
+# is not staged (LongBench passage_count, the lm-eval tasks, LongBench-v2, InfiniteBench, SCBench), as symbolic links under build/.
 DATA=build/regen_data
 if ((!RESUME)) || [ ! -d "$DATA" ]; then
   rm -rf "$DATA"
@@ -60,6 +60,7 @@ if ((!RESUME)) || [ ! -d "$DATA" ]; then
   mkdir -p "$DATA/longbench_v2"
   ln -s "$(realpath tests/fixtures/longbench_v2/data_fixture.json)" "$DATA/longbench_v2/data.json"
   ln -s "$(realpath tests/fixtures/infinitebench/data)" "$DATA/infinitebench"
+  ln -s "$(realpath tests/fixtures/scbench)" "$DATA/scbench"
 fi
 COMMON="data_root=$DATA"
 

@@ -32,7 +32,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "scbench")
 LLAMA3 = os.path.join(ROOT, "..", "shared", "models", "llama3-tokenizer", "tokenizer_config.json")
-TASKS = ["scbench_kv", "scbench_choice_eng", "scbench_mf", "scbench_vt", "scbench_summary_with_needles"]
+TASKS = ["scbench_kv", "scbench_prefix_suffix", "scbench_vt", "scbench_qa_eng", "scbench_qa_chn", "scbench_choice_eng",
+         "scbench_many_shot", "scbench_mf", "scbench_summary", "scbench_summary_with_needles"]
 
 
 def stub(name, **attrs):

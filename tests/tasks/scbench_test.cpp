@@ -55,7 +55,7 @@ TEST(ScbenchPrompts, EqualTheOfficialCodesWithAndWithoutAChatTemplate) {
       EXPECT_EQ(labels, per_record[i]["ground_truth"]) << task;
     }
   }
-  EXPECT_EQ(compared, 36);
+  EXPECT_EQ(compared, 66);  // 11 records of the 10 tasks × 2 templates × 3 prompt kinds
 }
 
 TEST(ScbenchScorers, EqualTheOfficialCode) {
