@@ -89,12 +89,20 @@ double nltk_corpus_bleu(const std::vector<std::vector<std::vector<std::string>>>
   if (numerators[0] == 0) return 0.0;  // no unigram match
 
   std::vector<double> terms;
+  int64_t halvings = 1;  // method4's incvnt
   for (size_t n = 0; n < orders; ++n) {
     double p;
     if (numerators[n] != 0) {
       p = static_cast<double>(numerators[n]) / static_cast<double>(denominators[n]);  // float(Fraction)
     } else if (options.smoothing == NltkSmoothing::Method1) {
       p = (0 + options.epsilon) / static_cast<double>(denominators[n]);
+    } else if (options.smoothing == NltkSmoothing::Method4) {
+      // 1 / (2**incvnt * k / ln(hyp_len)) / denominator where the hypothesis has 2+ tokens, else 0 (skipped).
+      p = 0;
+      if (hyp_lengths > 1) {
+        const double scaled = static_cast<double>((int64_t{1} << halvings++) * options.k) / std::log(static_cast<double>(hyp_lengths));
+        p = 1 / scaled / static_cast<double>(denominators[n]);
+      }
     } else {
       p = DBL_MIN;  // method0: sys.float_info.min
     }

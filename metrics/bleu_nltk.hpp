@@ -10,6 +10,7 @@
 // correctly rounded sum, both reproduced.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,12 +20,15 @@ enum class NltkSmoothing {
   Method0,  // nltk's default (no smoothing function): a 0-match order becomes
             // sys.float_info.min, i.e. contributes w * log(2.2250738585072014e-308)
   Method1,  // SmoothingFunction().method1: a 0-match order becomes (0 + epsilon) / denominator
+  Method4,  // SmoothingFunction().method4: the i-th 0-match order becomes 1 / (2^i · k / ln(hyp_len)) / denominator
+            // (hyp_len > 1; else it stays 0 and is left out)
 };
 
 struct NltkBleuOptions {
   std::vector<double> weights{0.25, 0.25, 0.25, 0.25};  // one per n-gram order
   NltkSmoothing smoothing = NltkSmoothing::Method0;
   double epsilon = 0.1;  // method1's epsilon (SmoothingFunction(epsilon=0.1))
+  int64_t k = 5;         // method4's k (SmoothingFunction(k=5))
 };
 
 // corpus_bleu(list_of_references, hypotheses, weights, smoothing). Throws std::invalid_argument

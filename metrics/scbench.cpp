@@ -2,9 +2,11 @@
 
 #include <utf8proc.h>
 
+#include <cctype>
 #include <regex>
 #include <stdexcept>
 
+#include "metrics/bleu_nltk.hpp"
 #include "metrics/infinitebench.hpp"
 #include "metrics/longbench_metrics.hpp"
 #include "metrics/unicode.hpp"
@@ -78,6 +80,56 @@ double scbench_score_one(const std::string& scorer, const std::string& predictio
   if (scorer == "longbook_choice_eng" || scorer == "longbook_qa_chn" || scorer == "longbook_sum_eng")
     return infinitebench_score_one(scorer, prediction, label, "");
   throw std::invalid_argument("unknown SCBench scorer '" + scorer + "'");
+}
+
+namespace {
+
+bool at_line_start(const std::string& s, size_t p) { return p == 0 || s[p - 1] == '\n'; }
+bool is_word(unsigned char c) { return std::isalnum(c) || c == '_' || c >= 0x80; }  // \w (non-ASCII letters as words)
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+
+}  // namespace
+
+// re.findall(r"^```(?:\w+)?\s*\n(.*?)(?=^```)```", output.strip(), DOTALL | MULTILINE)[0]: a fence at a
+// line start, an optional word, whitespace up to its last newline; the block runs to the next fence
+// at a line start.
+std::string repoqa_sanitize(const std::string& output) {
+  const std::string s = python_strip(output);
+  for (size_t p = s.find("```"); p != std::string::npos; p = s.find("```", p + 1)) {
+    if (!at_line_start(s, p)) continue;
+    size_t q = p + 3;
+    while (q < s.size() && is_word(static_cast<unsigned char>(s[q]))) ++q;
+    size_t w = q;
+    while (w < s.size() && is_space(s[w])) ++w;
+    const size_t newline = s.rfind('\n', w == 0 ? 0 : w - 1);
+    if (w == q || newline == std::string::npos || newline < q) continue;  // \s*\n needs a newline right here
+    for (size_t e = s.find("```", newline + 1); e != std::string::npos; e = s.find("```", e + 1))
+      if (at_line_start(s, e)) return s.substr(newline + 1, e - newline - 1);
+  }
+  return s;
+}
+
+double repoqa_similarity(const std::string& candidate, const std::string& reference) {
+  // re.split("\s+", x.strip()): the whitespace-separated tokens, [""] for an empty text.
+  auto tokens = [](const std::string& x) {
+    std::vector<std::string> t = python_split_ws(x);
+    return t.empty() ? std::vector<std::string>{""} : t;
+  };
+  NltkBleuOptions options;
+  options.smoothing = NltkSmoothing::Method4;
+  return nltk_sentence_bleu({tokens(reference)}, tokens(candidate), options);
+}
+
+RepoqaVerdict repoqa_evaluate(const std::string& output, const std::string& gold_name, const std::vector<RepoqaNeedle>& needles,
+                              double threshold) {
+  const std::string answer = repoqa_sanitize(output);
+  RepoqaVerdict v;
+  for (const RepoqaNeedle& needle : needles) {
+    const double similarity = repoqa_similarity(answer, needle.code);
+    if (similarity > v.best_similarity) v.best_similarity = similarity, v.best_name = needle.name;
+  }
+  v.pass = !v.best_name.empty() && v.best_name == gold_name && v.best_similarity >= threshold;
+  return v;
 }
 
 }  // namespace kvbench::metrics

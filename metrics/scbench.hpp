@@ -15,6 +15,25 @@
 namespace kvbench::metrics {
 
 const std::vector<std::string>& scbench_scorers();
+
+// RepoQA's scorer (repo_qa_utils.py, after evalplus/repoqa): the answer's function — the first
+// ``` block of the stripped output (the code's tree-sitter pass, which would take the first function
+// definition inside the block, is not run: kvbench has no tree-sitter), else the whole output — is
+// compared by BLEU (whitespace tokens, nltk's method4 smoothing) with every function of the
+// repository's turns; it passes when the most similar (strictly more, the first on ties) is the
+// gold's and the similarity is at least `threshold` (compute_scores.py reports 0.8).
+struct RepoqaNeedle {
+  std::string name, code;
+};
+struct RepoqaVerdict {
+  std::string best_name;  // "" when no needle is more similar than 0
+  double best_similarity = 0;
+  bool pass = false;
+};
+std::string repoqa_sanitize(const std::string& output);
+double repoqa_similarity(const std::string& candidate, const std::string& reference);
+RepoqaVerdict repoqa_evaluate(const std::string& output, const std::string& gold_name, const std::vector<RepoqaNeedle>& needles,
+                              double threshold = 0.8);
 // Throws std::invalid_argument for an unknown scorer or a label of a type the official code rejects.
 double scbench_score_one(const std::string& scorer, const std::string& prediction, const nlohmann::json& label);
 

@@ -23,6 +23,11 @@ const std::vector<ScbenchSet>& sets() {
       {"scbench_prefix_suffix", "the string with a given prefix and suffix", kPlain, kPlainFollowUp, kInput, "{context}",
        {{"", {150, "kv_retrieval"}}}, "raw"},
       {"scbench_vt", "variable tracking", kPlain, kPlainFollowUp, kInput, "{context}", {{"", {30, "scbench_vt"}}}, "raw"},
+      {"scbench_repoqa", "the function a description names, retrieved from a repository",
+       "Based on the function description and code context, please retrieve and repeat the exact described function from the code context in a code block wrapped by ```:\n\n{context}\n\n{input}",
+       kPlainFollowUp, kInput,
+       "Based on the function description and code context, please retrieve and repeat the exact described function from the code context in a code block wrapped by ```:\n\n{context}",
+       {{"", {1024, "repoqa"}}}, "raw"},
       {"scbench_qa_eng", "English QA over a book", "Read the book and answer the question. Be very concise in your answer.\n\n{context}\n\nQuestion: {question}\nAnswer:",
        "{pre_ans}\n\nQuestion: {question}\nAnswer:", "Question: {question}\nAnswer:",
        "Read the book and answer the question. Be very concise in your answer.\n\n{context}", {{"", {40, "longdialogue_qa_eng"}}}, "list"},
@@ -38,6 +43,8 @@ const std::vector<ScbenchSet>& sets() {
       {"scbench_summary", "summarisation", kPlain, kPlainFollowUp, kInput, "{context}", {{"", {200, "longbook_sum_eng"}}}, "raw"},
       {"scbench_summary_with_needles", "summarisation with passkey needles (two scores per turn)", kPlain, kPlainFollowUp, kInput,
        "{context}", {{"scbench_summary", {800, "longbook_sum_eng"}}, {"scbench_passkey", {15, "passkey"}}}, "raw"},
+      {"scbench_repoqa_and_kv", "RepoQA and key-value retrieval turns on one context (two scores per turn)", kPlain, kPlainFollowUp, kInput,
+       "{context}", {{"scbench_repoqa", {1024, "repoqa"}}, {"scbench_kv", {80, "kv_retrieval"}}}, "raw"},
   };
   return sets;
 }
@@ -84,6 +91,10 @@ Record read_record(const datasets::JsonRecord& r, const ScbenchSet& set, int64_t
       if (t.options.size() != 4) throw turn.field_error("options", "expected 4 options");
       if (!t.answer.is_string() || std::find(t.options.begin(), t.options.end(), t.answer.get<std::string>()) == t.options.end())
         throw turn.field_error("answer", "is not one of the options (get_ground_truth's options.index fails)");
+    }
+    if (set.per_tag.at(t.tag).second == "repoqa") {
+      t.function = turn.string_field("name");
+      if (out.repo.empty()) out.repo = r.string_field("repo"), out.lang = r.string_field("lang");
     }
     out.turns.push_back(std::move(t));
   }

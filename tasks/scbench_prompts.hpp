@@ -34,12 +34,14 @@ struct Turn {
   std::string input, tag;
   nlohmann::json answer;
   std::vector<std::string> options;
+  std::string function;  // repoqa turns: the name of the function asked for
 };
 
 struct Record {
   datasets::JsonRecord source;
   std::string context;
   std::vector<Turn> turns;
+  std::string repo, lang;  // repoqa: the repository and its language
 };
 
 // One released record, its first `max_turns` turns; a DataError naming the field otherwise.

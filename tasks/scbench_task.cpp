@@ -92,7 +92,12 @@ class ScbenchTask : public Task {
     int64_t answers = 0;
     for (const scbench::Record& r : records) answers += static_cast<int64_t>(r.turns.size());
     ExampleLoop loop(per_turn_ctx, answers);
-    std::map<std::string, std::vector<std::pair<double, int64_t>>> per_turn;  // tag -> turn -> (sum, count)
+    struct Answer {
+      std::string tag, repo, function, text;
+      size_t turn;
+    };
+    std::vector<Answer> answered;  // per loop record, for the scores that need the whole run (RepoQA)
+    std::map<std::string, std::vector<metrics::RepoqaNeedle>> needles;  // repo -> every RepoQA turn's function
     for (const scbench::Record& r : records) {
       std::vector<std::string> prompts = multi_request ? scbench::request_prompts(set_, r, chat ? templ.get() : nullptr)
                                                     : scbench::turn_prompts(set_, r, gold, chat ? templ.get() : nullptr);
@@ -113,17 +118,33 @@ class ScbenchTask : public Task {
         const std::vector<int64_t> ids = t == 0 && !multi_request ? first : encode_prompt(ctx, text, false);
         const Completion out = multi_request ? compress_once.answer(first, ids, dec) : conversation.turn(ids, dec, !gold);
         const json label = scbench::label_of(set_, turn);
-        const double score = metrics::scbench_score_one(set_.per_tag.at(turn.tag).second, out.text, label);
-        auto& means = per_turn[turn.tag];
-        if (means.size() <= t) means.resize(t + 1);
-        means[t].first += score, ++means[t].second;
+        const bool repoqa = set_.per_tag.at(turn.tag).second == "repoqa";
+        if (repoqa) needles[r.repo].push_back({turn.function, scbench::python_str(turn.answer)});
+        answered.push_back({turn.tag, r.repo, turn.function, out.text, t});
+        const json score = repoqa ? json(nullptr) : json{{"score", metrics::scbench_score_one(set_.per_tag.at(turn.tag).second, out.text, label)}};
         json fields = {{"turn", t}, {"ground_truth", label}, {"cache_peak", out.cache_peak}};
         if (!turn.tag.empty()) fields["task"] = turn.tag;
         if (t == 0) fields["truncated"] = static_cast<int64_t>(first.size()) < original, fields["original_prompt_tokens"] = original;
         if (!multi_request && t > 0) fields["prefilled_tokens"] = conversation.prefilled_tokens();
         loop.record({std::to_string(r.source.line) + ":" + std::to_string(t), out.prompt_tokens, out.text, {scbench::python_str(turn.answer)},
-                     {{"score", score}}, fields, multi_request && t == 0 ? prompts[0] + text : text});
+                     score, fields, multi_request && t == 0 ? prompts[0] + text : text});
       }
+    }
+    // compute_scores.py: RepoQA answers against every RepoQA function of their repository in the run.
+    std::map<std::string, std::vector<std::pair<double, int64_t>>> per_turn;  // tag -> turn -> (sum, count)
+    for (size_t i = 0; i < answered.size(); ++i) {
+      const Answer& a = answered[i];
+      double score;
+      if (set_.per_tag.at(a.tag).second == "repoqa") {
+        const metrics::RepoqaVerdict v = metrics::repoqa_evaluate(a.text, a.function, needles.at(a.repo));
+        score = v.pass ? 1 : 0;
+        loop.score(i, {{"score", score}, {"best_function", v.best_name}, {"best_similarity", v.best_similarity}});
+      } else {
+        score = loop.examples()[i]["metrics"]["score"].get<double>();
+      }
+      auto& means = per_turn[a.tag];
+      if (means.size() <= a.turn) means.resize(a.turn + 1);
+      means[a.turn].first += score, ++means[a.turn].second;
     }
     json metrics = {{"examples", static_cast<int64_t>(records.size())}, {"turns", turns}};
     for (const auto& [tag, means] : per_turn) {

@@ -33,7 +33,8 @@ ROOT = os.path.join(HERE, "..", "..")
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "scbench")
 LLAMA3 = os.path.join(ROOT, "..", "shared", "models", "llama3-tokenizer", "tokenizer_config.json")
 TASKS = ["scbench_kv", "scbench_prefix_suffix", "scbench_vt", "scbench_qa_eng", "scbench_qa_chn", "scbench_choice_eng",
-         "scbench_many_shot", "scbench_mf", "scbench_summary", "scbench_summary_with_needles"]
+         "scbench_many_shot", "scbench_mf", "scbench_summary", "scbench_summary_with_needles", "scbench_repoqa",
+         "scbench_repoqa_and_kv"]
 
 
 def stub(name, **attrs):
@@ -94,8 +95,25 @@ def main():
     stub("transformers", GenerationConfig=object, SinkCache=object)
     stub("evaluate", load=lambda name: None)
     stub("args", parse_args=lambda: None)
-    stub("repo_qa_utils", compute_score=None)
+    # repo_qa_utils imports rich, tempdir and tree_sitter_languages (not installed here): stand-ins
+    # whose parser fails, so sanitize_output takes its no-tree-sitter branch (the first block), as
+    # kvbench does; nltk is Debian's python3-nltk 3.8.
+    for name in ("tempdir", "rich", "rich.console", "rich.progress", "rich.table"):
+        stub(name, Console=object, BarColumn=object, MofNCompleteColumn=object, Progress=object, TextColumn=object,
+             TimeElapsedColumn=object, Table=object)
+    sys.modules["transformers"].AutoConfig = object
+
+    class NoParser:
+        def parse(self, data):
+            raise RuntimeError("no tree-sitter here")
+
+    class NoLanguage:
+        def query(self, q):
+            return None
+
+    stub("tree_sitter_languages", get_parser=lambda lang: NoParser(), get_language=lambda lang: NoLanguage())
     sys.path.insert(0, args.scbench)
+    import repo_qa_utils  # noqa: E402
     import compute_scores  # noqa: E402
     import eval_utils  # noqa: E402
 
@@ -118,11 +136,27 @@ def main():
         prompts[task] = per
     scores = [{"scorer": s, "prediction": p, "label": l, "score": float(compute_scores.get_score_one(p, l, s, "model"))}
               for s, p, l in SCORE_CASES]
+    needles = [{"name": "add", "needle": "def add(a, b):\n    return a + b"},
+               {"name": "scale", "needle": "def scale(values, factor):\n    return [v * factor for v in values]"},
+               {"name": "first", "needle": "def first(xs):\n    return xs[0]"}]
+    outputs = ["```python\ndef add(a, b):\n    return a + b\n```",
+               "Here it is:\n```\n\n  def scale(values, factor):\n    return [v * factor for v in values]\n```\nDone.",
+               "def add(a, b): return a - b",
+               "```py3.9\ndef first(xs):\n    return xs[0]\n```",
+               "no code at all", "", "```python\ndef add(a, b):\n    return a + b",
+               "```\ndef first(xs):\n```\n```python\ndef add(a, b):\n    return a + b\n```"]
+    repoqa = []
+    for text in outputs:
+        for gold in ("add", "first"):
+            verdict, best, similarity = repo_qa_utils.needle_evaluator(text, {"func_name": gold}, needles, "python", False)
+            repoqa.append({"output": text, "gold": gold, "sanitized": repo_qa_utils.sanitize_output(text, "python"),
+                           "best": best, "similarity": similarity, "best_match": verdict == repo_qa_utils.Result.BEST_MATCH})
     out = {"reference": {"repo": "microsoft/MInference", "commit": args.commit,
                          "code": ["scbench/eval_utils.py create_multiturn_prompt, create_scdq_prompt, get_ground_truth",
-                                  "scbench/compute_scores.py get_score_one"],
+                                  "scbench/compute_scores.py get_score_one",
+                                  "scbench/repo_qa_utils.py sanitize_output, needle_evaluator (without tree-sitter)"],
                          "chat_template": "../shared/models/llama3-tokenizer/tokenizer_config.json"},
-           "prompts": prompts, "scores": scores}
+           "prompts": prompts, "scores": scores, "repoqa": {"needles": needles, "cases": repoqa}}
     with open(args.out, "w", encoding="utf-8") as f:
         json.dump(out, f, indent=1, ensure_ascii=False)
         f.write("\n")

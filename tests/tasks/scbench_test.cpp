@@ -55,7 +55,7 @@ TEST(ScbenchPrompts, EqualTheOfficialCodesWithAndWithoutAChatTemplate) {
       EXPECT_EQ(labels, per_record[i]["ground_truth"]) << task;
     }
   }
-  EXPECT_EQ(compared, 66);  // 11 records of the 10 tasks × 2 templates × 3 prompt kinds
+  EXPECT_EQ(compared, 78);  // 13 records of the 12 tasks × 2 templates × 3 prompt kinds
 }
 
 TEST(ScbenchScorers, EqualTheOfficialCode) {
@@ -64,6 +64,23 @@ TEST(ScbenchScorers, EqualTheOfficialCode) {
     EXPECT_DOUBLE_EQ(metrics::scbench_score_one(c["scorer"], c["prediction"], c["label"]), c["score"].get<double>())
         << c["scorer"] << " on '" << c["prediction"].get<std::string>() << "' vs " << c["label"].dump();
   EXPECT_EQ(rec["scores"].size(), 27u);
+}
+
+// RepoQA's needle matching (repo_qa_utils.py without tree-sitter, nltk 3.8's method4 BLEU): the
+// block taken from the answer, the most similar function and its similarity, the verdict.
+TEST(ScbenchScorers, RepoqaMatchesTheAnswerToTheRepositorysFunctionsAsTheOfficialCode) {
+  const json rec = recorded()["repoqa"];
+  std::vector<metrics::RepoqaNeedle> needles;
+  for (const json& n : rec["needles"]) needles.push_back({n["name"], n["needle"]});
+  for (const json& c : rec["cases"]) {
+    const std::string output = c["output"];
+    EXPECT_EQ(metrics::repoqa_sanitize(output), c["sanitized"]) << output;
+    const metrics::RepoqaVerdict v = metrics::repoqa_evaluate(output, c["gold"], needles);
+    EXPECT_EQ(v.best_name, c["best"].is_null() ? "" : c["best"].get<std::string>()) << output;
+    EXPECT_DOUBLE_EQ(v.best_similarity, c["similarity"].get<double>()) << output;
+    EXPECT_EQ(v.pass, c["best_match"].get<bool>() && c["similarity"].get<double>() >= 0.8) << output;
+  }
+  EXPECT_EQ(rec["cases"].size(), 16u);
 }
 
 // stories260K, greedy, `limit` new tokens, stopping at EOS: what a fresh prefill of `ids` answers.
@@ -169,6 +186,10 @@ TEST(ScbenchTask, ScoresPerTurnAndPerSubTask) {
   EXPECT_TRUE(r["metrics"]["scbench_summary"].contains("turn_3"));
   EXPECT_TRUE(r["metrics"]["scbench_passkey"].contains("turn_2"));
   EXPECT_EQ(r["examples"][1]["task"], "scbench_passkey");
+  const json repoqa = run_task({{"task", "scbench/scbench_repoqa_and_kv"},
+                                {"task_params", {{"data_file", fixture("scbench/scbench_repoqa_and_kv.jsonl")}, {"chat_template", "none"}, {"max_new_tokens", 8}}}});
+  EXPECT_TRUE(repoqa["metrics"]["scbench_repoqa"].contains("turn_3"));
+  EXPECT_TRUE(repoqa["examples"][0]["metrics"].contains("best_similarity")) << "scored against the repository's functions";
   const json choice = run_task({{"task", "scbench/scbench_choice_eng"},
                                 {"task_params", {{"data_file", fixture("scbench/scbench_choice_eng.jsonl")}, {"chat_template", "none"}, {"max_new_tokens", 3}}}});
   EXPECT_EQ(choice["examples"][0]["ground_truth"], (json{"red", "B"}));
