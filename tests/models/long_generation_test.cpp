@@ -45,13 +45,16 @@ TEST(LongGeneration, DecodeTimePoliciesHoldTheirBudgetThroughTwoThousandTokens) 
   const std::pair<const char*, nlohmann::json> policies[] = {
       {"streaming_llm", {}}, {"h2o", {}}, {"tova", {}},
       {"kvpress:decoding_knorm", {{"compression_interval", 64}}},
-      {"kvpress:decoding_adakv_snapkv", {{"compression_interval", 64}}}};
+      {"kvpress:decoding_adakv_snapkv", {{"compression_interval", 64}}},
+      {"kvpress:prefill_decoding", {{"prefilling_press", "kvpress:snapkv"}, {"decoding_press", "kvpress:decoding_knorm"},
+                                    {"decoding_params", {{"compression_interval", 64}}}}},
+      {"rkv", {{"divide_length", 64}}}};  // R-KV: every 64 positions
   for (const auto& [name, params] : policies) {
     auto policy = policies::make_policy(name, params);
     const GenerationResult out = generate_long(model, policy.get(), policies::Budget::tokens(kBudget));
     ASSERT_EQ(out.tokens.size(), static_cast<size_t>(kNewTokens)) << name;
     ASSERT_EQ(out.cache_lengths.size(), full.cache_lengths.size()) << name;
-    int64_t bound = 0;  // what the policy declares a layer may hold (DecodingPress: budget + interval - 1)
+    int64_t bound = 0;  // what the policy declares a layer may hold (DecodingPress, R-KV: budget + interval - 1)
     for (int64_t layer = 0; layer < config.n_layers; ++layer) bound = std::max(bound, policy->layer_budget(layer));
     // Ada-KV moves budget between the heads of a layer: one head may hold up to the layer's total.
     const bool ada = std::string(name).find("adakv") != std::string::npos;
