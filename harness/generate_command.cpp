@@ -59,7 +59,7 @@ int run_generate(const GenerateArgs& args) {
   gen.stop_when = [&](const std::vector<int64_t>& generated) {
     const int64_t n = static_cast<int64_t>(generated.size());
     if (!warned && n < args.max_new_tokens) {  // this token is fed: it takes the next position
-      const int64_t position = cache_slots ? session.cache().max_head_length() : prompt_tokens + n - 1;
+      const int64_t position = cache_slots ? session.cache_len() : prompt_tokens + n - 1;
       if (position >= context) {
         warned = true;
         warn(cache_slots ? "the cache's " + std::to_string(position + 1) + " slots are"

@@ -15,7 +15,7 @@ GenerationResult generate(InferenceSession& session, const std::vector<int64_t>&
   std::vector<int64_t> ids = options.sampling.repetition_penalty != 1 ? prompt : std::vector<int64_t>{};  // what the penalty reads
   auto t0 = clock::now();
   torch::Tensor logits = session.prefill(prompt).squeeze(0);
-  result.cache_lengths.push_back(session.cache().max_head_length());
+  result.cache_lengths.push_back(session.cache_len());
   auto t1 = clock::now();
   result.prefill_seconds = std::chrono::duration<double>(t1 - t0).count();
   for (int64_t i = 0; i < options.max_new_tokens; ++i) {
@@ -31,7 +31,7 @@ GenerationResult generate(InferenceSession& session, const std::vector<int64_t>&
     if (options.stop_when && options.stop_when(result.tokens)) break;
     if (i + 1 == options.max_new_tokens) break;
     logits = session.step(next);
-    result.cache_lengths.push_back(session.cache().max_head_length());
+    result.cache_lengths.push_back(session.cache_len());
   }
   result.decode_seconds = std::chrono::duration<double>(clock::now() - t1).count();
   return result;

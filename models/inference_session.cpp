@@ -26,7 +26,8 @@ torch::Tensor InferenceSession::run(const std::vector<int64_t>& tokens, policies
   next_position_ += static_cast<int64_t>(tokens.size());
   peak_bytes_ = std::max(peak_bytes_, cache_.logical_bytes());
   peak_allocated_bytes_ = std::max(peak_allocated_bytes_, cache_.allocated_bytes());
-  max_cache_len_ = std::max(max_cache_len_, cache_.max_head_length());
+  cache_len_ = cache_.max_head_length();
+  max_cache_len_ = std::max(max_cache_len_, cache_len_);
   return logits;
 }
 
@@ -62,6 +63,7 @@ torch::Tensor InferenceSession::feed_prompt(const std::vector<int64_t>& tokens, 
 void InferenceSession::rollback(const Checkpoint& checkpoint) {
   cache_.rollback(checkpoint.cache);
   next_position_ = checkpoint.next_position;
+  cache_len_ = cache_.max_head_length();
 }
 
 torch::Tensor InferenceSession::step(int64_t token) {

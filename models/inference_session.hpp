@@ -44,6 +44,7 @@ class InferenceSession {
   int64_t peak_logical_bytes() const { return peak_bytes_; }
   int64_t peak_allocated_bytes() const { return peak_allocated_bytes_; }  // KVCache::allocated_bytes
   int64_t max_cache_len() const { return max_cache_len_; }  // largest head length after any step
+  int64_t cache_len() const { return cache_len_; }          // largest head length after the last step
   // Where a later rollback() returns: the next position and the cache's mark. Rolling back drops
   // every token fed since (kvpress's compress-once protocol answers each question this way); it
   // throws when the policy evicted since the checkpoint.
@@ -74,6 +75,7 @@ class InferenceSession {
   int64_t peak_bytes_ = 0;
   int64_t peak_allocated_bytes_ = 0;
   int64_t max_cache_len_ = 0;
+  int64_t cache_len_ = 0;  // read once per forward (a ragged cache's lengths live on its device)
 };
 
 }  // namespace kvbench::models

@@ -19,7 +19,7 @@ Conversation::Conversation(const TaskContext& ctx) : ctx_(ctx) {
 }
 Conversation::~Conversation() = default;
 
-int64_t Conversation::cache_tokens() const { return held_ ? held_->session->cache().max_head_length() : 0; }
+int64_t Conversation::cache_tokens() const { return held_ ? held_->session->cache_len() : 0; }
 
 Completion Conversation::turn(const std::vector<int64_t>& prompt_in, const DecodingSettings& decoding, bool keep_answer) {
   if (!decoding.sampling.greedy() || decoding.sampling.repetition_penalty != 1 || !decoding.stop_strings.empty() ||
