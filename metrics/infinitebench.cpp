@@ -9,7 +9,6 @@
 #include "metrics/rouge_score.hpp"
 #include "metrics/unicode.hpp"
 
-#include <utf8proc.h>
 
 namespace kvbench::metrics {
 namespace {
@@ -147,11 +146,7 @@ double math_find(const std::string& pred, const json& label_in) {
 
 double longdialogue_qa_eng(const std::string& pred, const json& label) {
   std::vector<std::string> words = python_split_ws(replace_each(python_strip(pred), {"\n", ":", "\"", "'", ".", ",", "?", "!", "{", "}"}));
-  for (auto& w : words) {
-    std::u32string u = utf8_decode(w);
-    for (auto& c : u) c = static_cast<char32_t>(utf8proc_toupper(static_cast<utf8proc_int32_t>(c)));  // str.upper(), one-to-one mappings
-    w = utf8_encode(u);
-  }
+  for (auto& w : words) w = python_upper_simple(w);
   return in_words(label.is_array() && !label.empty() ? label[0] : label, words) ? 1 : 0;
 }
 
@@ -311,14 +306,9 @@ double infinitebench_kvpress_score_one(const std::string& task, const std::strin
     if (!letter.empty() && label_contains(label, letter)) return 1;
   }
   if (task == "longdialogue_qa_eng") {
-    auto upper = [](const std::string& s) {
-      std::u32string u = utf8_decode(s);
-      for (auto& ch : u) ch = static_cast<char32_t>(utf8proc_toupper(static_cast<utf8proc_int32_t>(ch)));
-      return utf8_encode(u);
-    };
-    const std::string p = upper(python_strip(pred));
+    const std::string p = python_upper_simple(python_strip(pred));
     for (const std::string& item : label_items(label, "longdialogue_qa_eng"))
-      if (p.find(upper(item)) != std::string::npos) return 1;
+      if (p.find(python_upper_simple(item)) != std::string::npos) return 1;
     return 0;
   }
   if (task == "kv_retrieval") return kv_retrieval(pred, first_if_list(label));  // its `label = label[0]`

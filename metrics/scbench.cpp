@@ -1,7 +1,5 @@
 #include "metrics/scbench.hpp"
 
-#include <utf8proc.h>
-
 #include <cctype>
 #include <regex>
 #include <stdexcept>
@@ -15,14 +13,6 @@ namespace kvbench::metrics {
 namespace {
 
 using nlohmann::json;
-
-// str.upper() by one-to-one mappings (as metrics/infinitebench.cpp; Python's few one-to-many
-// mappings, ß -> SS, differ).
-std::string upper(const std::string& s) {
-  std::u32string u = utf8_decode(s);
-  for (char32_t& c : u) c = static_cast<char32_t>(utf8proc_toupper(static_cast<utf8proc_int32_t>(c)));
-  return utf8_encode(u);
-}
 
 const json& first_if_list(const json& label) { return label.is_array() && !label.empty() ? label[0] : label; }
 
@@ -72,9 +62,9 @@ double scbench_score_one(const std::string& scorer, const std::string& predictio
   }
   if (scorer == "math_find") return math_find(prediction, label);
   if (scorer == "longdialogue_qa_eng") {
-    const std::string pred = upper(python_strip(prediction));
+    const std::string pred = python_upper_simple(python_strip(prediction));
     for (const std::string& item : label_items(label, "longdialogue_qa_eng"))
-      if (pred.find(upper(item)) != std::string::npos) return 1;
+      if (pred.find(python_upper_simple(item)) != std::string::npos) return 1;
     return 0;
   }
   if (scorer == "longbook_choice_eng" || scorer == "longbook_qa_chn" || scorer == "longbook_sum_eng")

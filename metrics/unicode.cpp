@@ -130,6 +130,12 @@ std::string python_lower(const std::string& s) {
   return utf8_encode(python_lower(utf8_decode(s)));
 }
 
+std::string python_upper_simple(const std::string& s) {
+  std::u32string u = utf8_decode(s);
+  for (char32_t& c : u) c = static_cast<char32_t>(utf8proc_toupper(static_cast<utf8proc_int32_t>(c)));
+  return utf8_encode(u);
+}
+
 bool python_isspace(char32_t c) {
   if (c < 0x80) return c == ' ' || (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x1F);
   switch (c) {

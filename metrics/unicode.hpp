@@ -18,6 +18,9 @@ std::string utf8_encode(char32_t c);
 // the golden inputs contain).
 std::u32string python_lower(const std::u32string& s);
 std::string python_lower(const std::string& s);
+// Python `str.upper()` by the one-to-one case mappings (utf8proc's): Python's few one-to-many ones
+// (ß -> "SS", ŉ -> "ʼN") keep one code point here.
+std::string python_upper_simple(const std::string& s);
 
 // Python `str.isspace()` for one code point: what `str.split()` with no argument splits on.
 bool python_isspace(char32_t c);

@@ -16,6 +16,7 @@
 #include "datasets/python_format.hpp"
 #include "datasets/python_random.hpp"
 #include "metrics/answer_graders.hpp"
+#include "metrics/python_str.hpp"
 #include "metrics/unicode.hpp"
 #include "tasks/chat_template.hpp"
 #include "tasks/engines/generation_engine.hpp"
@@ -161,13 +162,7 @@ std::vector<datasets::JsonRecord> read_csv_records(const std::string& path) {
 // ". ", then one pass of "  " -> " " (Python's str.replace, left to right, not repeated).
 std::string gpqa_preprocess(const std::string& cell) {
   if (cell.empty()) return " ";
-  auto replace_all = [](std::string text, const std::string& from, const std::string& to) {
-    std::string out;
-    size_t at = 0;
-    for (size_t hit; (hit = text.find(from, at)) != std::string::npos; at = hit + from.size()) out += text.substr(at, hit - at) + to;
-    return out + text.substr(at);
-  };
-  return replace_all(replace_all(metrics::python_strip(cell), " [title]", ". "), "  ", " ");
+  return metrics::python_replace(metrics::python_replace(metrics::python_strip(cell), " [title]", ". "), "  ", " ");
 }
 
 // One record as the prompt's fields, the gold answer and (multiple choice) the choices.

@@ -4,6 +4,8 @@
 #include <regex>
 #include <stdexcept>
 
+#include "metrics/python_str.hpp"
+#include "metrics/unicode.hpp"
 #include "tasks/python_str.hpp"
 
 namespace kvbench::tasks::scbench {
@@ -119,8 +121,7 @@ std::string mf_prefix(const std::string& input) {
   static const std::regex pattern("The .+ is");
   std::smatch m;
   if (!std::regex_search(input, m, pattern)) throw std::invalid_argument("scbench_mf: a question without 'The ... is': " + input);
-  std::string target = m.str();
-  for (char& c : target) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string target = metrics::python_lower(m.str());
   return "What is " + target.substr(0, target.size() - 3) + "?";
 }
 
@@ -139,14 +140,7 @@ std::string format(const std::string& tmpl, const std::map<std::string, std::str
   });
 }
 
-// Python's str.replace(old, "") and str.split(sep)[i].
-std::string remove_all(const std::string& text, const std::string& old) {
-  if (old.empty()) return text;
-  std::string out;
-  size_t from = 0;
-  for (size_t at; (at = text.find(old, from)) != std::string::npos; from = at + old.size()) out += text.substr(from, at - from);
-  return out + text.substr(from);
-}
+// Python's str.split(sep)[index].
 std::string split_part(const std::string& text, const std::string& sep, size_t index) {
   size_t begin = 0;
   for (size_t i = 0; i < index; ++i) {
@@ -181,7 +175,7 @@ std::vector<std::string> turn_prompts(const ScbenchSet& set_, const Record& r, b
       messages.push_back({{"role", "assistant"}, {"content", python_str(r.turns[i - 1].answer)}});
     }
     messages.push_back({{"role", "user"}, {"content", format(set_.question, f)}});
-    prompts.push_back(remove_all(chat->render(messages, true), system) + (set_.name == "scbench_summary" ? "This paper" : ""));
+    prompts.push_back(metrics::python_replace(chat->render(messages, true), system, "") + (set_.name == "scbench_summary" ? "This paper" : ""));
   }
   return prompts;
 }

@@ -35,16 +35,41 @@ size_t first_stop(const std::string& text, const std::vector<std::string>& stops
   }
   return cut;
 }
-// Throughput and memory of one finished sequence.
-void meter(const TaskContext& ctx, models::InferenceSession& session, int64_t prompt_tokens,
-           const models::GenerationResult& out) {
+}  // namespace
+
+void meter_sequence(const TaskContext& ctx, models::InferenceSession& session, int64_t prompt_tokens,
+                    const models::GenerationResult& out) {
   ctx.meter->prefill_tokens += prompt_tokens;
   ctx.meter->prefill_seconds += out.prefill_seconds;
   ctx.meter->decode_tokens += static_cast<int64_t>(out.tokens.size());
   ctx.meter->decode_seconds += out.decode_seconds;
   ctx.meter->add_session(session);
 }
-}  // namespace
+
+void require_greedy_stop_tokens(const DecodingSettings& decoding, const std::string& engine) {
+  if (!decoding.sampling.greedy() || decoding.sampling.repetition_penalty != 1 || !decoding.stop_strings.empty() || decoding.min_new_tokens != 0)
+    throw std::invalid_argument(engine + " decodes greedily with stop tokens only");
+}
+
+GreedyAnswer answer_greedily(const TaskContext& ctx, models::InferenceSession& session, torch::Tensor logits,
+                             const DecodingSettings& decoding) {
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<int64_t> stops = decoding.stop_token_ids;
+  if (decoding.stop_at_eos) stops.push_back(ctx.tokenizer->eos_id());
+  GreedyAnswer answer;
+  for (int64_t i = 0; i < decoding.max_new_tokens; ++i) {
+    const int64_t next = logits.reshape({-1}).argmax().item<int64_t>();
+    if (std::find(stops.begin(), stops.end(), next) != stops.end()) {
+      answer.stopped = true;
+      break;
+    }
+    answer.result.tokens.push_back(next);
+    if (i + 1 == decoding.max_new_tokens) break;
+    logits = session.step(next);
+  }
+  answer.result.decode_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return answer;
+}
 
 struct CompressOnce::Held {
   std::unique_ptr<policies::Policy> policy;
@@ -59,8 +84,7 @@ CompressOnce::~CompressOnce() = default;
 
 Completion CompressOnce::answer(const std::vector<int64_t>& context, const std::vector<int64_t>& question,
                                 const DecodingSettings& decoding) {
-  if (!decoding.sampling.greedy() || decoding.sampling.repetition_penalty != 1 || !decoding.stop_strings.empty() || decoding.min_new_tokens != 0)
-    throw std::invalid_argument("kvpress's pipeline decodes greedily with stop tokens only");
+  require_greedy_stop_tokens(decoding, "kvpress's pipeline");
   using clock = std::chrono::steady_clock;
   const models::SessionOptions options = ctx_.session_options();
   const bool reuse = held_ && held_->context == context && options.protocol == models::Protocol::kOneShot && !ctx_.observer;
@@ -77,24 +101,14 @@ Completion CompressOnce::answer(const std::vector<int64_t>& context, const std::
   }
   models::InferenceSession& session = *held_->session;
   const int64_t fed = (reuse ? 0 : static_cast<int64_t>(context.size())) + static_cast<int64_t>(question.size());
-  std::vector<int64_t> stops = decoding.stop_token_ids;
-  if (decoding.stop_at_eos) stops.push_back(ctx_.tokenizer->eos_id());
-  models::GenerationResult out;
   torch::Tensor logits = held_->logits;
   for (int64_t id : question) logits = session.step(id);
-  auto t1 = clock::now();
-  out.prefill_seconds = std::chrono::duration<double>(t1 - t0).count();
-  for (int64_t i = 0; i < decoding.max_new_tokens; ++i) {
-    const int64_t next = logits.reshape({-1}).argmax().item<int64_t>();
-    if (std::find(stops.begin(), stops.end(), next) != stops.end()) break;
-    out.tokens.push_back(next);
-    if (i + 1 == decoding.max_new_tokens) break;
-    logits = session.step(next);
-  }
-  out.decode_seconds = std::chrono::duration<double>(clock::now() - t1).count();
+  const double prefill_seconds = std::chrono::duration<double>(clock::now() - t0).count();
+  models::GenerationResult out = answer_greedily(ctx_, session, logits, decoding).result;
+  out.prefill_seconds = prefill_seconds;
   const int64_t prompt_tokens = static_cast<int64_t>(context.size() + question.size());
   if (ctx_.observer) ctx_.observer->end(session, prompt_tokens);
-  meter(ctx_, session, fed, out);
+  meter_sequence(ctx_, session, fed, out);
   const int64_t cache_peak = session.max_cache_len();  // over the held session's life
   if (options.protocol == models::Protocol::kOneShot) session.rollback(held_->compressed);
   else held_.reset();  // the answer evicted: the next question prefills again
@@ -143,7 +157,7 @@ Completion complete(const TaskContext& ctx, const std::vector<int64_t>& prompt, 
   if (ctx.observer) ctx.observer->begin(session, prompt_tokens);
   models::GenerationResult out = models::generate(session, prompt, options);
   if (ctx.observer) ctx.observer->end(session, prompt_tokens);
-  meter(ctx, session, static_cast<int64_t>(prompt.size()), out);
+  meter_sequence(ctx, session, static_cast<int64_t>(prompt.size()), out);
   Completion c;
   c.tokens = out.tokens;
   c.prompt_tokens = static_cast<int64_t>(prompt.size());

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "models/generation.hpp"
 #include "models/logits_processors.hpp"
 #include "tasks/task.hpp"
 
@@ -27,6 +28,20 @@ struct Completion {
   int64_t prompt_tokens = 0;
   int64_t cache_peak = 0;  // the most tokens one head's cache held at any step
 };
+
+// Greedy tokens after `logits` (what the last token fed predicts), each but the last fed back
+// into `session`; `stopped` when a stop token (decoding's, and EOS with stop_at_eos) ended them
+// rather than the limit. Throws std::invalid_argument, naming `engine`, for settings other than
+// greedy with stop tokens (kvpress's pipeline, SCBench's turns).
+struct GreedyAnswer {
+  models::GenerationResult result;  // tokens and decode seconds
+  bool stopped = false;
+};
+void require_greedy_stop_tokens(const DecodingSettings& decoding, const std::string& engine);
+GreedyAnswer answer_greedily(const TaskContext& ctx, models::InferenceSession& session, torch::Tensor logits,
+                             const DecodingSettings& decoding);
+// Adds one finished sequence (prompt_tokens fed, then `out`) to the job's meter.
+void meter_sequence(const TaskContext& ctx, models::InferenceSession& session, int64_t prompt_tokens, const models::GenerationResult& out);
 
 // Runs the prompt (already tokenised, BOS included) and returns the completion text.
 Completion complete(const TaskContext& ctx, const std::vector<int64_t>& prompt, const DecodingSettings& decoding);

@@ -19,12 +19,8 @@ Conversation::Conversation(const TaskContext& ctx) : ctx_(ctx) {
 }
 Conversation::~Conversation() = default;
 
-int64_t Conversation::cache_tokens() const { return held_ ? held_->session->cache_len() : 0; }
-
 Completion Conversation::turn(const std::vector<int64_t>& prompt_in, const DecodingSettings& decoding, bool keep_answer) {
-  if (!decoding.sampling.greedy() || decoding.sampling.repetition_penalty != 1 || !decoding.stop_strings.empty() ||
-      decoding.min_new_tokens != 0)
-    throw std::invalid_argument("a multi-turn conversation decodes greedily with stop tokens only");
+  require_greedy_stop_tokens(decoding, "a multi-turn conversation");
   using clock = std::chrono::steady_clock;
   std::vector<int64_t> prompt = pending_;
   prompt.insert(prompt.end(), prompt_in.begin(), prompt_in.end());
@@ -40,33 +36,14 @@ Completion Conversation::turn(const std::vector<int64_t>& prompt_in, const Decod
   } else {
     logits = held_->session->extend(prompt);
   }
-  prompt_tokens_fed_ += static_cast<int64_t>(prompt.size());
   models::InferenceSession& session = *held_->session;
   const models::InferenceSession::Checkpoint before_answer = session.checkpoint();
   const auto t1 = clock::now();
 
-  std::vector<int64_t> stops = decoding.stop_token_ids;
-  const int64_t eos = ctx_.tokenizer->eos_id();
-  if (decoding.stop_at_eos) stops.push_back(eos);
-  models::GenerationResult out;
-  bool stopped = false;
-  for (int64_t i = 0; i < decoding.max_new_tokens; ++i) {
-    const int64_t next = logits.reshape({-1}).argmax().item<int64_t>();
-    if (std::find(stops.begin(), stops.end(), next) != stops.end()) {
-      stopped = true;
-      break;
-    }
-    out.tokens.push_back(next);
-    if (i + 1 == decoding.max_new_tokens) break;
-    logits = session.step(next);
-  }
+  const GreedyAnswer answer = answer_greedily(ctx_, session, logits, decoding);
+  models::GenerationResult out = answer.result;
   out.prefill_seconds = std::chrono::duration<double>(t1 - t0).count();
-  out.decode_seconds = std::chrono::duration<double>(clock::now() - t1).count();
-  ctx_.meter->prefill_tokens += static_cast<int64_t>(prompt.size());
-  ctx_.meter->prefill_seconds += out.prefill_seconds;
-  ctx_.meter->decode_tokens += static_cast<int64_t>(out.tokens.size());
-  ctx_.meter->decode_seconds += out.decode_seconds;
-  ctx_.meter->add_session(session);
+  meter_sequence(ctx_, session, static_cast<int64_t>(prompt.size()), out);
 
   Completion c;
   c.tokens = out.tokens;
@@ -76,8 +53,8 @@ Completion Conversation::turn(const std::vector<int64_t>& prompt_in, const Decod
   if (keep_answer) {
     // The answer stays; what was not fed of it (the last token when the limit cut it) and EOS
     // come before the next prompt.
-    if (!stopped && !out.tokens.empty()) pending_.push_back(out.tokens.back());
-    pending_.push_back(eos);
+    if (!answer.stopped && !out.tokens.empty()) pending_.push_back(out.tokens.back());
+    pending_.push_back(ctx_.tokenizer->eos_id());
   } else {
     try {
       session.rollback(before_answer);

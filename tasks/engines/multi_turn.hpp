@@ -21,18 +21,15 @@ class Conversation {
   // Feeds `prompt` (the first: a prefill) and answers. Dropping an answer needs a cache the policy
   // did not evict from while answering (std::invalid_argument naming the way out otherwise).
   Completion turn(const std::vector<int64_t>& prompt, const DecodingSettings& decoding, bool keep_answer);
-  // Every prompt token fed so far, and the tokens fed in prefills (the first prompt's only).
-  int64_t prompt_tokens_fed() const { return prompt_tokens_fed_; }
+  // The tokens fed in prefills (the first prompt's only: later prompts extend the cache).
   int64_t prefilled_tokens() const { return prefilled_tokens_; }
-  // The most tokens a head of the cache holds now.
-  int64_t cache_tokens() const;
 
  private:
   struct Held;
   const TaskContext& ctx_;
   std::unique_ptr<Held> held_;
   std::vector<int64_t> pending_;  // fed before the next prompt: a kept answer's unfed tail and EOS
-  int64_t prompt_tokens_fed_ = 0, prefilled_tokens_ = 0;
+  int64_t prefilled_tokens_ = 0;
 };
 
 }  // namespace kvbench::tasks
