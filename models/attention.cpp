@@ -33,6 +33,16 @@ bool needs_every_query(const policies::StatsRequest& s) {
   return s.column_sums || s.column_sq_sums || s.kv_column_sq_sums || s.kv_column_above_mean;
 }
 
+// Row statistics of a long forward (SnapKV's observation window over a prompt): the output
+// needs no probabilities (the fused kernel where there is one), the rows come from a second pass
+// over the last queries alone.
+int64_t stats_rows(const policies::StatsRequest& want, int64_t T) {
+  return std::min(T, std::max<int64_t>(want.window, want.last_row ? 1 : 0));
+}
+bool rows_apart(const policies::StatsRequest& want, int64_t T) {
+  return want.any() && !needs_every_query(want) && stats_rows(want, T) < T;
+}
+
 // kCacheSlot: the position of every slot is its rank in arrival order (0 = oldest), so slot order
 // does not matter (SlotOrder::kAny caches). Computed on the device from the original positions.
 torch::Tensor rotate_keys_by_rank(const torch::Tensor& K, const policies::LayerCache& cache, const Rope& rope) {
@@ -138,6 +148,17 @@ void chunked_attention(const torch::Tensor& q, const torch::Tensor& K, const tor
   if (!window_parts.empty()) result.stats.window_rows = torch::cat(window_parts, 1);
 }
 
+// What every statistics request gets besides the chunked pass's sums and rows.
+void finish_statistics(const torch::Tensor& q, int64_t n, const policies::StatsRequest& want,
+                       policies::AttentionStats& stats) {
+  if (want.queries) stats.queries = q.to(torch::kFloat32);
+  if (want.any()) {
+    torch::Tensor j = torch::arange(n, torch::TensorOptions().dtype(torch::kFloat32).device(q.device()));
+    stats.column_counts = torch::clamp(static_cast<double>(n) - j, 0, static_cast<double>(q.size(1)));
+  }
+  stats.n_queries = q.size(1);
+}
+
 }  // namespace
 
 AttentionResult attend(const torch::Tensor& q_in, const policies::LayerCache& cache, const Rope& rope,
@@ -157,28 +178,41 @@ AttentionResult attend(const torch::Tensor& q_in, const policies::LayerCache& ca
   }
   const policies::StatsRequest& want = request.stats;
   AttentionResult result;
-  if (want.queries) result.stats.queries = q.to(torch::kFloat32);
   const torch::Tensor valid = cache.valid();  // [kvh, n] or undefined
-  // Row statistics of a long forward (SnapKV's observation window over a prompt): the output
-  // needs no probabilities (the fused kernel where there is one), the rows come from a second
-  // pass over the last queries alone.
-  const int64_t rows = std::min(T, std::max<int64_t>(want.window, want.last_row ? 1 : 0));
-  const bool rows_apart = want.any() && !needs_every_query(want) && rows < T;
-  if (!want.any() || rows_apart) {
+  if (!want.any() || rows_apart(want, T)) {
 #if TORCH_VERSION_MAJOR >= 2
     if (can_fuse(request, cache)) result.output = fused_attention(q, K, V, cache.kv_heads());
 #endif
     if (!result.output.defined()) chunked_attention(q, K, V, valid, 0, {}, true, request.max_score_elements, result);
-    if (rows_apart) chunked_attention(q, K, V, valid, T - rows, want, false, request.max_score_elements, result);
+    if (want.any()) chunked_attention(q, K, V, valid, T - stats_rows(want, T), want, false, request.max_score_elements, result);
   } else {
     chunked_attention(q, K, V, valid, 0, want, true, request.max_score_elements, result);
   }
-  if (want.any()) {
-    torch::Tensor j = torch::arange(n, torch::TensorOptions().dtype(torch::kFloat32).device(q.device()));
-    result.stats.column_counts = torch::clamp(static_cast<double>(n) - j, 0, static_cast<double>(T));
-  }
-  result.stats.n_queries = T;
+  finish_statistics(q, n, want, result.stats);
   return result;
+}
+
+bool fused_output(const policies::StatsRequest& want, int64_t T, bool fused_allowed) {
+#if TORCH_VERSION_MAJOR >= 2
+  return fused_allowed && (!want.any() || rows_apart(want, T));
+#else
+  (void)want, (void)T, (void)fused_allowed;
+  return false;
+#endif
+}
+
+policies::AttentionStats attention_statistics(const torch::Tensor& q, const policies::LayerCache& cache,
+                                              const policies::StatsRequest& want, int64_t max_score_elements) {
+  AttentionResult result;
+  const int64_t T = q.size(1);
+  if (want.any()) {
+    // The pass attend() takes, without its output rows: chunked_attention's statistics do not
+    // depend on whether it also mixes the values.
+    chunked_attention(q, cache.keys(), cache.values(), cache.valid(), rows_apart(want, T) ? T - stats_rows(want, T) : 0,
+                      want, false, max_score_elements, result);
+  }
+  finish_statistics(q, cache.size(), want, result.stats);
+  return result.stats;
 }
 
 }  // namespace kvbench::models

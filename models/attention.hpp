@@ -33,4 +33,17 @@ struct AttentionResult {
 AttentionResult attend(const torch::Tensor& q, const policies::LayerCache& cache, const Rope& rope,
                        const AttentionRequest& request);
 
+// Whether attend() takes the fused kernel for the output of T queries over a cache with every
+// slot valid, asking `want`: not where `want` needs statistics over every query (the output then
+// comes from that pass), nor without a fused kernel (libtorch 1.13). The two paths may differ in
+// the last bit, so forwards to be shared must agree on it.
+bool fused_output(const policies::StatsRequest& want, int64_t T, bool fused_allowed);
+
+// The statistics attend() gives for `want` (kOriginal positions, no logit scale), without the
+// output: bit for bit what a policy asking `want` sees. A shared prefill (models/prefill_share.hpp)
+// computes each request's statistics this way from one forward.
+policies::AttentionStats attention_statistics(const torch::Tensor& q, const policies::LayerCache& cache,
+                                              const policies::StatsRequest& want,
+                                              int64_t max_score_elements = AttentionRequest{}.max_score_elements);
+
 }  // namespace kvbench::models

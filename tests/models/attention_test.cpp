@@ -81,5 +81,40 @@ TEST(Attention, FusedAndChunkedGiveTheSameOutput) {
   }
 }
 
+// A shared prefill computes each policy's statistics apart from the forward's attention
+// (models/prefill_share.hpp): bit for bit what attend() gives that request, whether attend() took
+// them from the output's own pass (column statistics) or from a pass over the last rows.
+TEST(Attention, StatisticsApartAreBitForBitAttendsOwn) {
+  const Rope rope(config());
+  policies::StatsRequest rows, columns, kv, everything, queries;
+  rows.window = 4;
+  rows.last_row = true;
+  columns.column_sums = columns.column_sq_sums = true;
+  kv.kv_column_sq_sums = kv.kv_column_above_mean = true;
+  everything = rows;
+  everything.merge(columns).merge(kv);
+  queries.queries = true;
+  for (bool ragged : {false, true})
+    for (int64_t max_elements : {int64_t{1} << 24, int64_t{50}})
+      for (const policies::StatsRequest& want : {rows, columns, kv, everything, queries}) {
+        LayerCache cache = filled_cache(ragged);
+        torch::manual_seed(4);
+        const torch::Tensor q = torch::randn({kHeads, 9, kHeadDim});
+        AttentionRequest request;
+        request.stats = want;
+        request.max_score_elements = max_elements;
+        const policies::AttentionStats a = attend(q, cache, rope, request).stats;
+        const policies::AttentionStats b = attention_statistics(q, cache, want, max_elements);
+        for (auto field : {&policies::AttentionStats::last_row, &policies::AttentionStats::column_sums,
+                           &policies::AttentionStats::column_sq_sums, &policies::AttentionStats::window_rows,
+                           &policies::AttentionStats::kv_column_sq_sums, &policies::AttentionStats::kv_column_above_mean,
+                           &policies::AttentionStats::column_counts, &policies::AttentionStats::queries}) {
+          ASSERT_EQ((a.*field).defined(), (b.*field).defined());
+          if ((a.*field).defined()) EXPECT_TRUE(torch::equal(a.*field, b.*field));
+        }
+        EXPECT_EQ(a.n_queries, b.n_queries);
+      }
+}
+
 }  // namespace
 }  // namespace kvbench::models
