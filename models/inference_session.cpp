@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "models/attention.hpp"
+#include "models/prefill_share.hpp"
+
 namespace kvbench::models {
 
 InferenceSession::InferenceSession(const Transformer& model, policies::Policy* policy, SessionOptions options)
@@ -23,11 +26,32 @@ torch::Tensor InferenceSession::run(const std::vector<int64_t>& tokens, policies
   control.compress = compress && policy_ != nullptr;
   control.fused_attention = options_.fused_attention;
   torch::Tensor logits = model_.forward(tokens, next_position_, cache_, control, all_logits);
-  next_position_ += static_cast<int64_t>(tokens.size());
+  account(static_cast<int64_t>(tokens.size()));
+  return logits;
+}
+
+void InferenceSession::account(int64_t tokens_fed) {
+  next_position_ += tokens_fed;
   peak_bytes_ = std::max(peak_bytes_, cache_.logical_bytes());
   peak_allocated_bytes_ = std::max(peak_allocated_bytes_, cache_.allocated_bytes());
   cache_len_ = cache_.max_head_length();
   max_cache_len_ = std::max(max_cache_len_, cache_len_);
+}
+
+std::optional<torch::Tensor> InferenceSession::shared_prefill(const std::vector<int64_t>& tokens, bool all_logits) {
+  PrefillShare* share = PrefillShare::current();
+  // Shared: a prompt fed whole, its last logits, no probe, and a policy that changes neither the
+  // positions attention sees nor its logits (so the forward is the full cache's).
+  if (!share || all_logits || options_.protocol == Protocol::kStream || inspector_.inspect || inspector_.on_attention)
+    return std::nullopt;
+  if (policy_ && (policy_->position_mode() != policies::PositionMode::kOriginal || policy_->logit_scale(2) != 1.0))
+    return std::nullopt;
+  const policies::StatsRequest want = policy_ ? policy_->wants() : policies::StatsRequest{};
+  const bool fused = fused_output(want, static_cast<int64_t>(tokens.size()), options_.fused_attention);
+  std::optional<PrefillShare::Use> use = share->acquire(model_, tokens, want, fused);
+  if (!use) return std::nullopt;
+  torch::Tensor logits = replay_shared_prefill(*use->prefill, use->request, tokens, policy_, cache_);
+  account(static_cast<int64_t>(tokens.size()));
   return logits;
 }
 
@@ -37,6 +61,8 @@ torch::Tensor InferenceSession::prefill(const std::vector<int64_t>& tokens, bool
   info_ = {c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, static_cast<int64_t>(tokens.size()),
            options_.budget.resolve(static_cast<int64_t>(tokens.size())), options_.seed, options_.budget.compression_ratio()};
   if (policy_) policy_->begin(info_);
+  if (std::optional<torch::Tensor> logits = shared_prefill(tokens, all_logits)) return *logits;
+  prefill_tokens_of_this_thread().computed += static_cast<int64_t>(tokens.size());
   return feed_prompt(tokens, policies::Phase::kPrefill, all_logits);
 }
 

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "models/protocol.hpp"
@@ -63,6 +64,10 @@ class InferenceSession {
  private:
   torch::Tensor run(const std::vector<int64_t>& tokens, policies::Phase phase, bool compress, bool all_logits);
   torch::Tensor feed_prompt(const std::vector<int64_t>& tokens, policies::Phase whole, bool all_logits);
+  // The prefill replayed from a forward shared with other sessions (models/prefill_share.hpp),
+  // where this thread has a share and the prefill qualifies; else nothing.
+  std::optional<torch::Tensor> shared_prefill(const std::vector<int64_t>& tokens, bool all_logits);
+  void account(int64_t tokens_fed);  // position, memory peaks and cache length after a forward
 
   const Transformer& model_;
   policies::Policy* policy_;
