@@ -23,6 +23,7 @@ struct GridArgs {
   std::string backend = "local";
   SlurmOptions slurm;
   bool submit = false;
+  bool no_prefill_sharing = false;
 };
 
 int dry_run(const Grid& grid, const ResultsStore& store) {
@@ -78,10 +79,12 @@ int run_grid_command(GridArgs args) {
   PoolOptions pool;
   pool.workers = args.workers;
   pool.threads_per_worker = args.threads;
+  pool.share_prefill = !args.no_prefill_sharing;
   GridRunSummary summary = run_grid_jobs(jobs, store, pool, args.quiet);
   std::cerr << "grid " << grid.name << ": " << jobs.size() << " jobs: " << summary.already_done << " already done, "
             << summary.ran << " ran, " << summary.by_others << " finished by other processes, "
-            << summary.failed.size() << " failed, " << summary.missing.size() << " missing\n";
+            << summary.failed.size() << " failed, " << summary.missing.size() << " missing\n"
+            << "prefill tokens: computed " << summary.prefill_computed << ", reused " << summary.prefill_reused << "\n";
   for (const auto& [id, error] : summary.failed) std::cerr << "  failed " << id << ": " << error << "\n";
   for (const auto& id : summary.missing) std::cerr << "  missing " << id << "\n";
   return summary.complete() ? 0 : 1;
@@ -97,6 +100,9 @@ const CommandRegistration registration(
           ->check(CLI::Range(0, 4096));
       app.add_flag("--dry-run", args->dry_run, "list the jobs (id, state, spec) without running them");
       app.add_flag("--quiet", args->quiet, "no progress bar or per-job lines");
+      app.add_flag("--no-prefill-sharing", args->no_prefill_sharing,
+                   "prefill every job's prompts itself (default: jobs that differ only in how they compress share "
+                   "each prompt's prefill; results are identical either way)");
       app.add_option("--backend", args->backend, "local or slurm")->capture_default_str();
       app.add_option("--slurm-dir", args->slurm.dir, "slurm: where to write the job array (default results/slurm/<grid>)");
       app.add_flag("--submit", args->submit, "slurm: submit the array with sbatch");

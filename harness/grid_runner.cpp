@@ -49,6 +49,8 @@ GridRunSummary run_grid_jobs(const std::vector<Job>& jobs, ResultsStore& store, 
         if (outcome.count(e.id) && outcome[e.id] == Kind::kSkipped) --summary.by_others, --finished;
         outcome[e.id] = e.kind;
         ++finished, ++summary.ran;
+        summary.prefill_computed += e.prefill_computed;
+        summary.prefill_reused += e.prefill_reused;
         redraw();
         if (!quiet) bar.message("done    " + describe(e.id) + "  " + e.message + "  (" + format_duration(e.seconds) + ")");
         break;

@@ -17,6 +17,9 @@ struct GridRunSummary {
   int64_t by_others = 0;      // finished meanwhile by another process
   std::map<std::string, std::string> failed;  // id -> error
   std::vector<std::string> missing;            // ids without a result at the end
+  // Prompt tokens the jobs run here prefilled by running the model, and by replaying a prefill
+  // another job of their ring ran (harness/prefill_sharing.hpp).
+  int64_t prefill_computed = 0, prefill_reused = 0;
   bool complete() const { return failed.empty() && missing.empty(); }
 };
 

@@ -15,13 +15,15 @@ struct WorkerArgs {
   std::string manifest;
   std::string results;
   int threads = 0;
+  size_t ring_jobs = 1;
 };
 
 int run_worker(const WorkerArgs& args) {
   models::use_cpu_threads(args.threads);  // BLAS threads; elementwise ops on one
   std::vector<Job> jobs = read_job_manifest(args.manifest);
   ResultsStore store(args.results);
-  run_job_queue(jobs, store, [](const JobEvent& e) { std::cout << e.to_json().dump() << "\n" << std::flush; });
+  run_job_queue(jobs, store, [](const JobEvent& e) { std::cout << e.to_json().dump() << "\n" << std::flush; },
+                args.ring_jobs);
   return 0;
 }
 
@@ -31,6 +33,7 @@ const CommandRegistration registration("grid-worker", "", [](CLI::App& app) {
   app.add_option("--manifest", args->manifest, "job manifest (JSON lines)")->required();
   app.add_option("--results", args->results, "results directory")->required();
   app.add_option("--threads", args->threads, "threads for the BLAS products (models/cpu_threads.hpp)")->check(CLI::Range(0, 4096));
+  app.add_option("--ring-jobs", args->ring_jobs, "jobs per prefill-sharing ring (1: none)")->check(CLI::Range(1, 4096));
   return [args] { return run_worker(*args); };
 });
 

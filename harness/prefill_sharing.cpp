@@ -1,11 +1,13 @@
 #include "harness/prefill_sharing.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <exception>
 #include <mutex>
 #include <thread>
 
+#include "models/job_clock.hpp"
 #include "models/prefill_share.hpp"
 
 namespace kvbench::harness {
@@ -76,8 +78,10 @@ void run_taking_turns(const std::vector<std::function<void()>>& bodies) {
   std::vector<std::thread> threads;
   thread_local size_t my_index = 0;
   models::PrefillShare share([&turns] {
+    const auto start = std::chrono::steady_clock::now();
     turns.pass(my_index, false);
     turns.wait(my_index);
+    models::JobClock::waited() += std::chrono::steady_clock::now() - start;  // not this job's time
   });
   for (size_t i = 0; i < bodies.size(); ++i)
     threads.emplace_back([&, i] {

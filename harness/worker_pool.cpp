@@ -22,8 +22,10 @@
 #include "harness/atomic_file.hpp"
 #include "harness/error_message.hpp"
 #include "harness/job_runner.hpp"
+#include "harness/prefill_sharing.hpp"
 #include "harness/process_temp.hpp"
 #include "models/cpu_threads.hpp"
+#include "models/prefill_share.hpp"
 
 namespace kvbench::harness {
 namespace {
@@ -43,26 +45,38 @@ std::string this_executable() {
   return path.string();
 }
 
-enum class Attempt { kDone, kClaimedElsewhere };
+enum class Attempt { kDone, kClaimed, kClaimedElsewhere };
 
-// Runs the job if it is neither finished nor claimed by a live process.
-Attempt attempt_job(const Job& job, ResultsStore& store, const JobEventFn& on_event) {
+// The job's claim, unless it is finished or claimed by a live process (`attempt` says which).
+std::optional<JobClaim> claim_job(const Job& job, ResultsStore& store, const JobEventFn& on_event, Attempt& attempt) {
   // Reported, so that a grid's summary accounts for every job (the runner drops the report when
   // one of its own workers ran the job).
   const JobEvent finished_elsewhere(JobEvent::Kind::kSkipped, job.id, "finished by another process");
+  attempt = Attempt::kDone;
   if (store.has_result(job.id)) {
     store.remove_stale_claim(job.id);
     on_event(finished_elsewhere);
-    return Attempt::kDone;
+    return std::nullopt;
   }
   std::optional<JobClaim> claim = store.try_claim(job.id);
-  if (!claim) return Attempt::kClaimedElsewhere;
+  if (!claim) {
+    attempt = Attempt::kClaimedElsewhere;
+    return std::nullopt;
+  }
   if (store.has_result(job.id)) {  // finished between our check and our claim
     on_event(finished_elsewhere);
-    return Attempt::kDone;
+    return std::nullopt;
   }
+  attempt = Attempt::kClaimed;
+  return claim;
+}
+
+// Runs a claimed job: its events, its result (or its failure), then the claim's release.
+void run_claimed_job(const Job& job, JobClaim& claim, ResultsStore& store, const JobEventFn& on_event) {
   on_event(JobEvent(JobEvent::Kind::kStarted, job.id));
   const auto start = std::chrono::steady_clock::now();
+  models::PrefillTokens& prefill = models::prefill_tokens_of_this_thread();
+  prefill = {};
   try {
     nlohmann::json result = execute_job(job, [&](int64_t done, int64_t total) {
       JobEvent e{JobEvent::Kind::kProgress, job.id};
@@ -74,6 +88,8 @@ Attempt attempt_job(const Job& job, ResultsStore& store, const JobEventFn& on_ev
     JobEvent e{JobEvent::Kind::kFinished, job.id};
     e.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     e.message = headline_metrics(result.value("metrics", nlohmann::json::object()));
+    e.prefill_computed = prefill.computed;
+    e.prefill_reused = prefill.reused;
     on_event(e);
   } catch (const std::exception& error) {
     store.log_failure(job.id, user_message(error));
@@ -81,7 +97,32 @@ Attempt attempt_job(const Job& job, ResultsStore& store, const JobEventFn& on_ev
     e.message = user_message(error);
     on_event(e);
   }
-  return Attempt::kDone;
+  claim.release();
+}
+
+// Runs the job if it is neither finished nor claimed by a live process.
+Attempt attempt_job(const Job& job, ResultsStore& store, const JobEventFn& on_event) {
+  Attempt attempt;
+  std::optional<JobClaim> claim = claim_job(job, store, on_event, attempt);
+  if (claim) run_claimed_job(job, *claim, store, on_event);
+  return attempt;
+}
+
+// Claims what it can of a ring and runs those jobs taking turns, sharing their prefills.
+void run_ring(const std::vector<const Job*>& ring, ResultsStore& store, const JobEventFn& on_event,
+              std::vector<const Job*>& elsewhere) {
+  std::vector<const Job*> mine;
+  std::vector<JobClaim> claims;
+  for (const Job* job : ring) {
+    Attempt attempt;
+    std::optional<JobClaim> claim = claim_job(*job, store, on_event, attempt);
+    if (claim) mine.push_back(job), claims.push_back(std::move(*claim));
+    if (attempt == Attempt::kClaimedElsewhere) elsewhere.push_back(job);
+  }
+  std::vector<std::function<void()>> bodies;
+  for (size_t i = 0; i < mine.size(); ++i)
+    bodies.push_back([&, i] { run_claimed_job(*mine[i], claims[i], store, on_event); });
+  if (!bodies.empty()) run_taking_turns(bodies);
 }
 
 }  // namespace
@@ -89,7 +130,7 @@ Attempt attempt_job(const Job& job, ResultsStore& store, const JobEventFn& on_ev
 nlohmann::json JobEvent::to_json() const {
   nlohmann::json j = {{"event", kind_names().at(kind)}, {"id", id}};
   if (kind == Kind::kProgress) j["done"] = done, j["total"] = total;
-  if (kind == Kind::kFinished) j["seconds"] = seconds;
+  if (kind == Kind::kFinished) j["seconds"] = seconds, j["prefill_computed"] = prefill_computed, j["prefill_reused"] = prefill_reused;
   if (!message.empty()) j["message"] = message;
   return j;
 }
@@ -105,6 +146,8 @@ JobEvent JobEvent::from_json(const nlohmann::json& j) {
   e.done = j.value("done", int64_t{0});
   e.total = j.value("total", int64_t{0});
   e.seconds = j.value("seconds", 0.0);
+  e.prefill_computed = j.value("prefill_computed", int64_t{0});
+  e.prefill_reused = j.value("prefill_reused", int64_t{0});
   e.message = j.value("message", "");
   return e;
 }
@@ -123,11 +166,10 @@ std::string headline_metrics(const nlohmann::json& metrics) {
   return out;
 }
 
-void run_job_queue(const std::vector<Job>& jobs, ResultsStore& store, const JobEventFn& on_event, double poll_seconds) {
+void run_job_queue(const std::vector<Job>& jobs, ResultsStore& store, const JobEventFn& on_event, size_t ring_jobs,
+                   double poll_seconds) {
   std::vector<const Job*> elsewhere;
-  for (const Job& job : jobs) {
-    if (attempt_job(job, store, on_event) == Attempt::kClaimedElsewhere) elsewhere.push_back(&job);
-  }
+  for (const auto& ring : prefill_rings(jobs, ring_jobs)) run_ring(ring, store, on_event, elsewhere);
   // Jobs another process holds: wait for their results, or take them over if their holder dies.
   bool announced = false;
   while (!elsewhere.empty()) {
@@ -182,9 +224,13 @@ void run_worker_pool(const std::vector<Job>& jobs, ResultsStore& store, const Po
   const int threads = options.threads_per_worker > 0 ? options.threads_per_worker
                                                      : std::max(1, models::default_cpu_threads() / requested);
   const int worker_count = static_cast<int>(std::min<size_t>(requested, jobs.size()));
+  // Rings split across the workers, so that each has its part of a ring to run.
+  const size_t ring_jobs = !options.share_prefill ? 1
+                           : std::min<size_t>(PoolOptions::kMaxRingJobs,
+                                              (jobs.size() + std::max(worker_count, 1) - 1) / std::max(worker_count, 1));
   if (worker_count <= 1) {
     models::use_cpu_threads(threads);  // in this process, as a worker would
-    run_job_queue(jobs, store, on_event);
+    run_job_queue(jobs, store, on_event, ring_jobs);
     return;
   }
   const std::string executable = options.executable.empty() ? this_executable() : options.executable;
@@ -203,7 +249,7 @@ void run_worker_pool(const std::vector<Job>& jobs, ResultsStore& store, const Po
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw std::runtime_error("cannot create a pipe for a worker");
     const std::vector<std::string> args = {executable, "grid-worker", "--manifest", manifest, "--results", store.dir(),
-                                           "--threads", std::to_string(threads)};
+                                           "--threads", std::to_string(threads), "--ring-jobs", std::to_string(ring_jobs)};
     std::vector<char*> argv;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);

@@ -4,12 +4,13 @@
 #include <chrono>
 #include <limits>
 
+#include "models/job_clock.hpp"
 #include "models/sampler.hpp"
 
 namespace kvbench::models {
 
 GenerationResult generate(InferenceSession& session, const std::vector<int64_t>& prompt, const GenerationOptions& options) {
-  using clock = std::chrono::steady_clock;
+  using clock = JobClock;
   GenerationResult result;
   Sampler sampler(options.sampling, options.seed);
   std::vector<int64_t> ids = options.sampling.repetition_penalty != 1 ? prompt : std::vector<int64_t>{};  // what the penalty reads

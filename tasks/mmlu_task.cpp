@@ -7,6 +7,7 @@
 #include <map>
 
 #include "datasets/data_root.hpp"
+#include "models/job_clock.hpp"
 #include "tasks/engines/loglik_engine.hpp"
 #include "tasks/mmlu.hpp"
 #include "tasks/prompt_truncation.hpp"
@@ -74,10 +75,10 @@ std::vector<int64_t> encode(const TaskContext& ctx, const std::string& text) {
 torch::Tensor next_token_logprobs(const TaskContext& ctx, const std::vector<int64_t>& prompt) {
   auto policy = ctx.make_policy();
   models::InferenceSession session(*ctx.model, policy.get(), ctx.session_options());
-  auto t0 = std::chrono::steady_clock::now();
+  auto t0 = models::JobClock::now();
   torch::Tensor logits = session.prefill(prompt).reshape({-1}).to(torch::kFloat64);
   ctx.meter->prefill_tokens += static_cast<int64_t>(prompt.size());
-  ctx.meter->prefill_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ctx.meter->prefill_seconds += std::chrono::duration<double>(models::JobClock::now() - t0).count();
   ctx.meter->add_session(session);
   return torch::log_softmax(logits, 0);
 }

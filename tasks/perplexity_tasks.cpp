@@ -28,6 +28,7 @@
 
 #include "datasets/data_root.hpp"
 #include "datasets/text_reader.hpp"
+#include "models/job_clock.hpp"
 #include "models/perplexity.hpp"
 #include "policies/budget.hpp"
 #include "tasks/perplexity_data.hpp"
@@ -60,13 +61,13 @@ Scored score_stream(const TaskContext& ctx, const std::vector<int64_t>& tokens, 
 Scored score_inputs(const TaskContext& ctx, const std::vector<int64_t>& inputs, const std::vector<int64_t>& targets) {
   auto policy = ctx.make_policy();
   models::InferenceSession session(*ctx.model, policy.get(), ctx.session_options());
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = models::JobClock::now();
   const torch::Tensor logits = session.prefill(inputs, /*all_logits=*/true).to(torch::kCPU, torch::kFloat64);
   models::require_finite_logits(*ctx.model, logits);  // a broken checkpoint fails naming its file, not as a NaN metric
   torch::Tensor logp = torch::log_softmax(logits, -1);
   torch::Tensor nll = -logp.gather(1, torch::tensor(targets, torch::kInt64).unsqueeze(1)).squeeze(1);
   ctx.meter->prefill_tokens += static_cast<int64_t>(inputs.size());
-  ctx.meter->prefill_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ctx.meter->prefill_seconds += std::chrono::duration<double>(models::JobClock::now() - t0).count();
   ctx.meter->add_session(session);
   return {std::vector<double>(nll.data_ptr<double>(), nll.data_ptr<double>() + nll.numel()), session.max_cache_len()};
 }

@@ -16,8 +16,9 @@
 #include "datasets/sha256.hpp"
 #include "models/device_memory.hpp"
 #include "models/device_options.hpp"
-#include "models/weight_checks.hpp"
+#include "models/job_clock.hpp"
 #include "models/model_loader.hpp"
+#include "models/weight_checks.hpp"
 #include "policies/budget.hpp"
 #include "policies/registry.hpp"
 #include "tasks/scored_mean.hpp"
@@ -166,7 +167,7 @@ nlohmann::json job_checksums(const nlohmann::json& raw_spec) {
 
 nlohmann::json run_task(const nlohmann::json& raw_spec, const ProgressFn& progress) {
   nlohmann::json spec = normalize_job_spec(raw_spec);
-  auto start = std::chrono::steady_clock::now();
+  auto start = models::JobClock::now();
   LoadedEntry& entry = load_cached(spec);
   const torch::Device device = entry.transformer->device();
   models::restart_device_peak(device);  // a CUDA job's allocator peak is its own, not the job's before
@@ -187,7 +188,7 @@ nlohmann::json run_task(const nlohmann::json& raw_spec, const ProgressFn& progre
                            {"metrics", std::move(out.metrics)},
                            {"examples", std::move(out.examples)}};
   nlohmann::json timings = ctx.meter->timings();
-  timings["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  timings["seconds"] = std::chrono::duration<double>(models::JobClock::now() - start).count();
   result["timings"] = timings;
   struct rusage usage {};
   getrusage(RUSAGE_SELF, &usage);

@@ -1,6 +1,7 @@
 #include "tasks/engines/generation_engine.hpp"
 
 #include "models/generation.hpp"
+#include "models/job_clock.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -53,7 +54,7 @@ void require_greedy_stop_tokens(const DecodingSettings& decoding, const std::str
 
 GreedyAnswer answer_greedily(const TaskContext& ctx, models::InferenceSession& session, torch::Tensor logits,
                              const DecodingSettings& decoding) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = models::JobClock::now();
   std::vector<int64_t> stops = decoding.stop_token_ids;
   if (decoding.stop_at_eos) stops.push_back(ctx.tokenizer->eos_id());
   GreedyAnswer answer;
@@ -67,7 +68,7 @@ GreedyAnswer answer_greedily(const TaskContext& ctx, models::InferenceSession& s
     if (i + 1 == decoding.max_new_tokens) break;
     logits = session.step(next);
   }
-  answer.result.decode_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  answer.result.decode_seconds = std::chrono::duration<double>(models::JobClock::now() - t0).count();
   return answer;
 }
 
@@ -85,7 +86,7 @@ CompressOnce::~CompressOnce() = default;
 Completion CompressOnce::answer(const std::vector<int64_t>& context, const std::vector<int64_t>& question,
                                 const DecodingSettings& decoding) {
   require_greedy_stop_tokens(decoding, "kvpress's pipeline");
-  using clock = std::chrono::steady_clock;
+  using clock = models::JobClock;
   const models::SessionOptions options = ctx_.session_options();
   const bool reuse = held_ && held_->context == context && options.protocol == models::Protocol::kOneShot && !ctx_.observer;
   auto t0 = clock::now();

@@ -1,4 +1,5 @@
 #include "tasks/engines/loglik_engine.hpp"
+#include "models/job_clock.hpp"
 
 #include <chrono>
 
@@ -15,9 +16,9 @@ ChoiceScore score_continuation(const TaskContext& ctx, const std::string& contex
   std::vector<int64_t> prompt(whole.begin(), whole.begin() + split);
   auto policy = ctx.make_policy();
   models::InferenceSession session(*ctx.model, policy.get(), ctx.session_options());
-  auto t0 = std::chrono::steady_clock::now();
+  auto t0 = models::JobClock::now();
   torch::Tensor logits = session.prefill(prompt).reshape({-1});
-  auto t1 = std::chrono::steady_clock::now();
+  auto t1 = models::JobClock::now();
   ChoiceScore score;
   for (size_t i = split; i < whole.size(); ++i) {
     // A broken checkpoint fails the job: NaN log-likelihoods compared as "not better" picked
@@ -33,7 +34,7 @@ ChoiceScore score_continuation(const TaskContext& ctx, const std::string& contex
   ctx.meter->prefill_tokens += static_cast<int64_t>(prompt.size());
   ctx.meter->prefill_seconds += std::chrono::duration<double>(t1 - t0).count();
   ctx.meter->decode_tokens += score.tokens - 1;
-  ctx.meter->decode_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count();
+  ctx.meter->decode_seconds += std::chrono::duration<double>(models::JobClock::now() - t1).count();
   ctx.meter->add_session(session);
   return score;
 }

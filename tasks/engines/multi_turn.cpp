@@ -6,6 +6,7 @@
 
 #include "models/generation.hpp"
 #include "models/inference_session.hpp"
+#include "models/job_clock.hpp"
 
 namespace kvbench::tasks {
 
@@ -21,7 +22,7 @@ Conversation::~Conversation() = default;
 
 Completion Conversation::turn(const std::vector<int64_t>& prompt_in, const DecodingSettings& decoding, bool keep_answer) {
   require_greedy_stop_tokens(decoding, "a multi-turn conversation");
-  using clock = std::chrono::steady_clock;
+  using clock = models::JobClock;
   std::vector<int64_t> prompt = pending_;
   prompt.insert(prompt.end(), prompt_in.begin(), prompt_in.end());
   pending_.clear();
