@@ -8,8 +8,17 @@
 #   scripts/gpu_check.sh OUT_DIR [SECONDS [gpu_compare_hf.py options...]]
 # SECONDS: the wall-clock budget of the call (default 540); further options go to gpu_compare_hf.py,
 # e.g. `--policies snapkv,streaming_llm,h2o --contexts 32768` to spend a lease on what is unmeasured.
+# On the CPU, before a lease: `scripts/gpu_check.sh --dry-run [gpu_compare_hf.py options]` runs every
+# cell the lease's kvbench would (policy, protocol) on stories260K at a short context and a small
+# budget, so that a policy that cannot run is found here, not on the GPU.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+if [[ "${1:-}" == --dry-run ]]; then
+  cells=()
+  while IFS= read -r cell; do cells+=(--cell "${cell/\"budget\": 1024/\"budget\": 64}"); done \
+    < <(python3 scripts/gpu_compare_hf.py --kvbench - --workdir - --tokenizer - --print-cells "${@:2}")
+  exec "${KVBENCH:-build/kvbench}" bench --model stories260K --context 256 --decode 8 --warmup 0 --runs 1 --json "${cells[@]}"
+fi
 out="${1:?usage: scripts/gpu_check.sh OUT_DIR [SECONDS]}"
 budget="${2:-540}"
 mkdir -p "$out"

@@ -30,10 +30,19 @@ import sys
 import threading
 import time
 
-import torch
+try:
+    import torch
+except ImportError:  # --print-cells (the CPU dry run) needs no torch
+    torch = None
 
 CONTEXTS = [4096, 16384, 32768]
-POLICIES = ["full", "snapkv", "streaming_llm", "h2o"]
+# In the order a lease measures them (rows are written as they finish, up to the deadline): the
+# three with a transformers/kvpress counterpart below first, then every other baseline, the seed
+# papers' policies and kvpress's presses (kvbench alone).
+POLICIES = ["full", "snapkv", "streaming_llm", "h2o", "pyramidkv", "adakv", "tova", "kvec", "buzz", "roco", "bumblebee",
+            "cascade", "kvpress:snapkv", "kvpress:knorm", "kvpress:expected_attention", "kvpress:adakv_snapkv",
+            "kvpress:tova", "kvpress:streaming_llm"]
+HF_PRESSES = {"snapkv", "streaming_llm", "h2o"}  # policies hf_run has a kvpress press for
 BUDGET = 1024  # tokens per KV head for the compressing policies
 DECODE = 64
 
@@ -124,7 +133,8 @@ def gpu_memory_of(pid):
 
 def kvbench_cell(policy, attention):
     budget = "full" if policy == "full" else BUDGET
-    protocol = "oneshot" if policy == "snapkv" else "decode"
+    # One-shot policies compress the prompt (kvpress's presses among them); the others evict while decoding.
+    protocol = "oneshot" if policy in ("snapkv", "pyramidkv", "adakv") or policy.startswith("kvpress:") else "decode"
     return json.dumps({"policy": policy, "budget": budget, "protocol": protocol, "attention": attention})
 
 
@@ -204,7 +214,15 @@ def main():
     ap.add_argument("--attention", default="both", choices=["auto", "chunked", "both"],
                     help="kvbench's attention kernel (bench --attention): auto (the fused kernel where it can), chunked "
                          "(the matmul-softmax path), or both for Full (its chunked rows go to 'kvbench_chunked')")
+    ap.add_argument("--print-cells", action="store_true",
+                    help="print kvbench bench's --cell arguments for --policies, one per line, and stop "
+                         "(gpu_check.sh --dry-run runs them on the CPU)")
     args = ap.parse_args()
+    if args.print_cells:
+        attention = "auto" if args.attention == "both" else args.attention
+        for p in args.policies.split(","):
+            print(kvbench_cell(p, attention))
+        return
     start = time.time()
     try:
         import kvpress as presses
@@ -270,7 +288,7 @@ def main():
         save()
     if presses is not None:
         for p in policies:
-            if p == "full" or not in_time():
+            if p not in HF_PRESSES or not in_time():
                 continue
             model = hf_load(args.workdir, "eager" if p == "h2o" else "sdpa")
             for c in contexts:
