@@ -179,5 +179,29 @@ TEST_F(PrefillSharing, AGridWritesTheSameResultsWithAndWithoutSharing) {
   }
 }
 
+// kvpress's compress-once protocol (LongBench's kvpress pipeline: each context prefilled and
+// compressed once, its question fed after) shares the context's prefill the same way.
+TEST_F(PrefillSharing, CompressOnceCellsShareTheirContexts) {
+  testing::TempDir dir;
+  std::vector<Job> jobs;
+  for (const char* policy : {"full", "snapkv", "kvpress:knorm"})
+    jobs.push_back(make_job({{"model", "stories260K"}, {"task", "longbench/qasper"}, {"policy", policy}, {"budget", "64"},
+                             {"task_params", {{"pipeline", "kvpress"}}}, {"limit", 2}}));
+  ResultsStore shared(dir / "shared"), alone(dir / "alone");
+  PoolOptions no_sharing;
+  no_sharing.share_prefill = false;
+  const GridRunSummary with = run_grid_jobs(jobs, shared, PoolOptions{}, /*quiet=*/true);
+  const GridRunSummary without = run_grid_jobs(jobs, alone, no_sharing, /*quiet=*/true);
+  ASSERT_TRUE(with.complete() && without.complete());
+  EXPECT_EQ(with.prefill_computed * 3, without.prefill_computed);
+  EXPECT_EQ(with.prefill_reused, 2 * with.prefill_computed);
+  for (const Job& job : jobs) {
+    nlohmann::json a = nlohmann::json::parse(std::ifstream(shared.result_path(job.id)));
+    nlohmann::json b = nlohmann::json::parse(std::ifstream(alone.result_path(job.id)));
+    EXPECT_EQ(a["examples"], b["examples"]) << job.spec.dump();
+    EXPECT_EQ(a["metrics"], b["metrics"]) << job.spec.dump();
+  }
+}
+
 }  // namespace
 }  // namespace kvbench::harness
