@@ -126,12 +126,14 @@ torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t f
   if (control.inspect) request.stats.merge(control.inspect_wants);
   const bool rotate_now = request.mode == policies::PositionMode::kOriginal;
 
+  // Checked on the host: narrow() would wrap a negative id, index_select throws libtorch's own error.
+  for (int64_t id : tokens)
+    if (id < 0 || id >= weights_.embedding.size(0))
+      throw std::out_of_range("token id " + std::to_string(id) + " is outside the vocabulary (" +
+                              std::to_string(weights_.embedding.size(0)) + " ids)");
   torch::Tensor x;  // [T, dim]
   if (T == 1) {
-    // A view: no op, no copy to the device. Checked here: narrow() would wrap a negative id.
-    if (tokens[0] < 0 || tokens[0] >= weights_.embedding.size(0))
-      throw std::out_of_range("token id " + std::to_string(tokens[0]) + " is outside the vocabulary");
-    x = weights_.embedding.narrow(0, tokens[0], 1);
+    x = weights_.embedding.narrow(0, tokens[0], 1);  // a view: no op, no copy to the device
   } else {
     torch::Tensor ids = torch::tensor(tokens, torch::kInt64);
     if (!dev.is_cpu()) ids = ids.to(dev, /*non_blocking=*/true);

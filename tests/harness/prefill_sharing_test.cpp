@@ -179,6 +179,27 @@ TEST_F(PrefillSharing, AGridWritesTheSameResultsWithAndWithoutSharing) {
   }
 }
 
+// A shared forward that throws (a token outside the vocabulary) fails every session of the ring
+// with the error it would have alone, and none waits for the others forever.
+TEST_F(PrefillSharing, AFailedSharedForwardFailsEachSessionAsAlone) {
+  std::vector<int64_t> bad = prompt(40, 0);
+  bad[20] = model_->config().vocab_size + 5;
+  std::vector<std::string> errors(3);
+  std::vector<std::function<void()>> bodies;
+  for (size_t i = 0; i < errors.size(); ++i)
+    bodies.push_back([&, i] {
+      auto policy = i == 0 ? nullptr : policies::make_policy(i == 1 ? "snapkv" : "h2o", nlohmann::json::object());
+      models::InferenceSession session(*model_, policy.get(), models::SessionOptions{});
+      try {
+        session.prefill(bad);
+      } catch (const std::exception& e) {
+        errors[i] = e.what();
+      }
+    });
+  run_taking_turns(bodies);
+  for (const std::string& e : errors) EXPECT_NE(e.find("outside the vocabulary"), std::string::npos) << e;
+}
+
 // kvpress's compress-once protocol (LongBench's kvpress pipeline: each context prefilled and
 // compressed once, its question fed after) shares the context's prefill the same way.
 TEST_F(PrefillSharing, CompressOnceCellsShareTheirContexts) {
