@@ -20,8 +20,6 @@ std::string replace_each(std::string s, const std::vector<std::string>& chars, c
   return s;
 }
 
-const json& first_if_list(const json& label) { return label.is_array() && !label.empty() ? label[0] : label; }
-
 // re.split("[^0-9]", s): the runs of ASCII digits.
 std::vector<std::string> digit_runs(const std::string& s) {
   std::vector<std::string> runs;
@@ -180,6 +178,8 @@ double longbook_choice_eng(const std::string& pred_in, const json& label) {
 }
 
 }  // namespace
+
+const json& first_if_list(const json& label) { return label.is_array() && !label.empty() ? label[0] : label; }
 
 std::vector<std::string> label_items(const json& label, const std::string& task) {
   std::vector<std::string> out;

@@ -17,6 +17,10 @@ const std::vector<std::string>& infinitebench_tasks();
 double infinitebench_score_one(const std::string& task, const std::string& prediction, const nlohmann::json& label,
                                const std::string& model_name);
 
+// `label[0] if isinstance(label, list) else label` (an empty list stays itself), as the official
+// scorers (InfiniteBench's and SCBench's copy) read a one-answer label.
+const nlohmann::json& first_if_list(const nlohmann::json& label);
+
 // Python's `for item in label` where a scorer loops over a label: a list's strings, a str's
 // characters (SCBench hands some scorers the bare answer string). std::invalid_argument naming
 // `task` for anything else.

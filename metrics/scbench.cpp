@@ -14,8 +14,6 @@ namespace {
 
 using nlohmann::json;
 
-const json& first_if_list(const json& label) { return label.is_array() && !label.empty() ? label[0] : label; }
-
 // first_int_match: re.split("[^0-9]", prediction)'s first non-empty piece ("" when none).
 std::string first_digits(const std::string& prediction) {
   size_t begin = prediction.find_first_of("0123456789");
@@ -72,31 +70,26 @@ double scbench_score_one(const std::string& scorer, const std::string& predictio
   throw std::invalid_argument("unknown SCBench scorer '" + scorer + "'");
 }
 
-namespace {
-
-bool at_line_start(const std::string& s, size_t p) { return p == 0 || s[p - 1] == '\n'; }
-bool is_word(unsigned char c) { return std::isalnum(c) || c == '_' || c >= 0x80; }  // \w (non-ASCII letters as words)
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
-
-}  // namespace
-
 // re.findall(r"^```(?:\w+)?\s*\n(.*?)(?=^```)```", output.strip(), DOTALL | MULTILINE)[0]: a fence at a
 // line start, an optional word, whitespace up to its last newline; the block runs to the next fence
-// at a line start.
+// at a line start. Over code points, with Python's Unicode \w and \s.
 std::string repoqa_sanitize(const std::string& output) {
-  const std::string s = python_strip(output);
-  for (size_t p = s.find("```"); p != std::string::npos; p = s.find("```", p + 1)) {
-    if (!at_line_start(s, p)) continue;
+  const std::string stripped = python_strip(output);
+  const std::u32string s = utf8_decode(stripped);
+  const std::u32string fence = U"```";
+  auto at_line_start = [&](size_t p) { return p == 0 || s[p - 1] == U'\n'; };
+  for (size_t p = s.find(fence); p != std::u32string::npos; p = s.find(fence, p + 1)) {
+    if (!at_line_start(p)) continue;
     size_t q = p + 3;
-    while (q < s.size() && is_word(static_cast<unsigned char>(s[q]))) ++q;
+    while (q < s.size() && python_re_word(s[q])) ++q;
     size_t w = q;
-    while (w < s.size() && is_space(s[w])) ++w;
-    const size_t newline = s.rfind('\n', w == 0 ? 0 : w - 1);
-    if (w == q || newline == std::string::npos || newline < q) continue;  // \s*\n needs a newline right here
-    for (size_t e = s.find("```", newline + 1); e != std::string::npos; e = s.find("```", e + 1))
-      if (at_line_start(s, e)) return s.substr(newline + 1, e - newline - 1);
+    while (w < s.size() && python_isspace(s[w])) ++w;
+    const size_t newline = s.rfind(U'\n', w == 0 ? 0 : w - 1);
+    if (w == q || newline == std::u32string::npos || newline < q) continue;  // \s*\n needs a newline right here
+    for (size_t e = s.find(fence, newline + 1); e != std::u32string::npos; e = s.find(fence, e + 1))
+      if (at_line_start(e)) return utf8_encode(s.substr(newline + 1, e - newline - 1));
   }
-  return s;
+  return stripped;
 }
 
 double repoqa_similarity(const std::string& candidate, const std::string& reference) {

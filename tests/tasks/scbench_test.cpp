@@ -83,6 +83,18 @@ TEST(ScbenchScorers, RepoqaMatchesTheAnswerToTheRepositorysFunctionsAsTheOfficia
   EXPECT_EQ(rec["cases"].size(), 16u);
 }
 
+// The fence's word and whitespace are Python's Unicode \w and \s: expected values from python3's
+// re.findall(r"^```(?:\w+)?\s*\n(.*?)(?=^```)```", s.strip(), re.DOTALL | re.MULTILINE)[0].
+TEST(ScbenchScorers, RepoqaFencesReadUnicodeWordsAndSpacesAsPython) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"```\u00e9\ncode \u00e9\n```", "code \u00e9\n"},              // é is \w
+      {"```\u2192\ncode\n```\n```py\nsecond\n```", ""},              // → is not: the next fence opens
+      {"```py\u3000\nwide space\n```", "wide space\n"},                // ideographic space is \s
+      {"```\u65e5\u672c\nx = 1\n```", "x = 1\n"},
+      {"```\u00a0\nnbsp\n```", "nbsp\n"}};
+  for (const auto& [output, block] : cases) EXPECT_EQ(metrics::repoqa_sanitize(output), block) << output;
+}
+
 // stories260K, greedy, `limit` new tokens, stopping at EOS: what a fresh prefill of `ids` answers.
 struct Fresh {
   models::LoadedModel loaded = models::load_model("stories260K");
