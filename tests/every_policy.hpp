@@ -43,6 +43,14 @@ inline bool policy_refuses(const std::string& policy, models::Protocol protocol,
          ((think || duo || sized_by_ratio || thresholded(policy)) && token_budget);
 }
 
+// Presses that score a whole prompt once (kvpress's CompactorPress: prefill only): under the decode
+// or stream protocol they refuse with one clear error the first time they must evict, so the
+// tests that run every policy under those protocols leave them out (their own test checks the
+// refusal).
+inline bool prefill_only(const std::string& policy) {
+  return policy == "compactor" || policy == "kvpress:compactor" || policy == "kvpress:adakv_compactor";
+}
+
 // Q-filters [layers, kv_heads, head_dim] as nthngdy/<model>_qfilt's model.safetensors, written per
 // shape under the temp directory.
 inline std::string q_filters_file(int64_t layers, int64_t kv_heads, int64_t head_dim) {

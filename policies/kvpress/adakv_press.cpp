@@ -69,6 +69,15 @@ const PolicyRegistration adakv_snapkv_registration(
      },
      kAdaReadsDevice, "kvpress:snapkv"});
 
+const PolicyRegistration adakv_compactor_registration(
+    {"kvpress:adakv_compactor", "AdaKVPress(CompactorPress()): kvpress:adakv around kvpress:compactor",
+     "Feng et al. 2024; Chari & Van Durme 2025; kvpress adakv_press.py, compactor_press.py (PRESS_REGISTRY adakv_compactor)",
+     {alpha_safeguard_param()},
+     [](const nlohmann::json& p) {
+       return std::make_unique<AdaKvPress>("kvpress:adakv_compactor", make_scorer("kvpress:compactor", p), p);
+     },
+     kAdaReadsDevice, "kvpress:compactor"});
+
 const PolicyRegistration adakv_expected_attention_registration(
     {"kvpress:expected_attention", "AdaKVPress(ExpectedAttentionPress(epsilon=1e-2)): kvpress:adakv around expected_attention",
      "Devoto et al. 2025; kvpress adakv_press.py, expected_attention_press.py (PRESS_REGISTRY expected_attention)",

@@ -54,7 +54,8 @@ TEST_F(Cuda, EveryPolicyRunsOnDeviceWithinBudget) {
   std::vector<int64_t> tokens{1};
   for (int i = 0; i < 120; ++i) tokens.push_back(3 + (i * 37) % 500);
   for (const auto& info : policies::registered_policies()) {
-    if (kvbench::testing::policy_refuses(info.name, Protocol::kStream, true)) continue;
+    if (kvbench::testing::policy_refuses(info.name, Protocol::kStream, true) || kvbench::testing::prefill_only(info.name))
+      continue;
     auto policy = policies::make_policy(info.name, kvbench::testing::runnable_params(info.name, loaded_.config));
     SessionOptions options;
     options.protocol = Protocol::kStream;

@@ -86,7 +86,7 @@ TEST_F(MetaDevice, TheStandInFailsOnReadsAndBlockingCopies) {
 TEST_F(MetaDevice, EveryPolicyReadsTheDeviceExactlyWhenItsRegistrationSaysSo) {
   for (const auto& info : policies::registered_policies()) {
     for (Protocol protocol : {Protocol::kDecode, Protocol::kStream}) {
-      if (kvbench::testing::policy_refuses(info.name, protocol, true)) continue;
+      if (kvbench::testing::policy_refuses(info.name, protocol, true) || kvbench::testing::prefill_only(info.name)) continue;
       const std::string failure = decode(info.name, protocol, compressing_in_the_steps(info.name), /*prompt=*/12);
       if (info.reads_device.empty())
         EXPECT_EQ(failure, "") << info.name << " (" << to_string(protocol) << ") is registered as deciding on the device";
@@ -102,7 +102,7 @@ TEST_F(MetaDevice, PromptsAreCompressedOnTheDeviceToo) {
   for (const auto& info : policies::registered_policies()) {
     if (!info.reads_device.empty()) continue;
     for (Protocol protocol : {Protocol::kDecode, Protocol::kStream}) {
-      if (kvbench::testing::policy_refuses(info.name, protocol, true)) continue;
+      if (kvbench::testing::policy_refuses(info.name, protocol, true) || kvbench::testing::prefill_only(info.name)) continue;
       if (info.name == "bumblebee" && protocol == Protocol::kDecode) {
         EXPECT_NE(decode(info.name, protocol), "") << "bumblebee's one-shot summary runs on the device now";
         continue;
@@ -176,7 +176,7 @@ TEST_F(MetaDevice, TheirOptionsDecideOnTheDeviceToo) {
   };
   for (const auto& [name, params] : variants)
     for (Protocol protocol : {Protocol::kDecode, Protocol::kStream})
-      if (!kvbench::testing::policy_refuses(name, protocol, true))
+      if (!kvbench::testing::policy_refuses(name, protocol, true) && !kvbench::testing::prefill_only(name))
         EXPECT_EQ(decode(name, protocol, params), "") << name << " " << params.dump() << " (" << to_string(protocol) << ")";
 }
 

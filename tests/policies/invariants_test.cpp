@@ -50,6 +50,7 @@ TEST_F(PolicyInvariants, NoHeadEverExceedsItsBudget) {
       options.seed = trial;
       CheckedPolicy checker(make_policy(info.name, kvbench::testing::runnable_params(info.name, model_->config())));
       models::InferenceSession session(*model_, &checker, options);
+      if (kvbench::testing::prefill_only(info.name) && protocol != models::Protocol::kOneShot) continue;
       if (kvbench::testing::policy_refuses(info.name, protocol, true)) {
         EXPECT_THROW(session.prefill(tokens(length, rng)), std::invalid_argument) << info.name;
         continue;
@@ -76,6 +77,7 @@ TEST_F(PolicyInvariants, BudgetAtLeastTheSequenceGivesFullLogits) {
       options.budget = Budget::tokens(1000);
       auto policy = make_policy(info.name, kvbench::testing::runnable_params(info.name, model_->config()));
       models::InferenceSession evicting(*model_, policy.get(), options);
+      if (kvbench::testing::prefill_only(info.name) && protocol != models::Protocol::kOneShot) continue;
       if (kvbench::testing::policy_refuses(info.name, protocol, true)) {
         EXPECT_THROW(evicting.prefill(prompt, true), std::invalid_argument) << info.name;
         continue;

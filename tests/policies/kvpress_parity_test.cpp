@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "policies/scorer_registry.hpp"
 #include "tensorio/safetensors.hpp"
 
 namespace kvbench::policies {
@@ -79,6 +80,80 @@ TEST(KvpressParity, ExpectedAttentionMatchesKvpress) {
   for (const json& c : fixture["cases"]) run_expected_attention_case(c, count);
   parity::report("expected_attention", fixture, count);
   EXPECT_GE(count.cases, 8);
+}
+
+// CompactorPress (scripts/policy_parity/kvpress_compactor.py): every score and the kept positions
+// of kvpress's press after torch.manual_seed(seed), the sketch drawn here from a generator seeded
+// with the job's seed. kvpress reads the keys before RoPE from the hidden states; kvbench recovers
+// them by rotating the cached keys back (float rounding: the scores agree to ~1e-5, the selections
+// outside the recorded near-ties exactly).
+void run_compactor_case(const json& c, parity::ParityCount& count) {
+  SCOPED_TRACE("case " + c["name"].get<std::string>());
+  const int64_t H = c["heads"], KV = c["kv_heads"], d = c["head_dim"], T = c["prompt_len"];
+  const models::Rope rope = recorded_rope(c);
+  SequenceInfo info = parity::sequence_info(c, 1);
+  info.seed = c["seed"];
+  const torch::Tensor k = rope.apply_heads(parity::tensor_of(c["k"], {KV, T, d}), 0);
+  const torch::Tensor v = parity::tensor_of(c["v"], {KV, T, d});
+  AttentionStats stats;
+  stats.queries = rope.apply_heads(parity::tensor_of(c["q"], {H, T, d}), 0);
+  stats.queries_before_rope = parity::tensor_of(c["q"], {H, T, d});
+  stats.rotate = [&rope](const torch::Tensor& x, int64_t first) { return rope.apply_heads(x, first); };
+  stats.position_end = T;
+  stats.n_queries = T;
+  auto fresh_layer = [&](KVCache& cache) -> LayerCache& {
+    append_model_heads(cache.layer(0), k, v, torch::arange(T, torch::kInt64));
+    return cache.layer(0);
+  };
+  auto scorer = make_scorer("kvpress:compactor", resolved_params("kvpress:compactor", c["params"]));
+  scorer->begin(info);
+  KVCache scored(1, KV, d, torch::kFloat32, PositionMode::kOriginal);
+  LayerCache& scored_layer = fresh_layer(scored);
+  scorer->observe(0, scored_layer, stats, Phase::kPrefill);
+  const torch::Tensor ours = scorer->scores(0, scored_layer, torch::Tensor());
+  const torch::Tensor theirs = parity::tensor_of(c["scores"], {KV, T});
+  EXPECT_LE((ours - theirs).abs().max().item<double>(), 1e-4);
+
+  auto policy = make_policy(c["policy"], c["params"]);
+  policy->begin(info);
+  KVCache cache(1, KV, d, torch::kFloat32, policy->position_mode());
+  LayerCache& layer = fresh_layer(cache);
+  policy->observe(0, layer, stats, Phase::kPrefill);
+  policy->compress(0, layer, Phase::kPrefill);
+  parity::expect_kept(layer, c["kept"], c["ties"], count);
+  ++count.cases;
+}
+
+TEST(KvpressParity, CompactorMatchesKvpress) {
+  const json fixture = parity::load_fixture("kvpress_compactor.json");
+  parity::ParityCount count;
+  for (const json& c : fixture["cases"]) run_compactor_case(c, count);
+  parity::report("compactor", fixture, count);
+  EXPECT_EQ(count.cases, 5);
+}
+
+// kvpress's CompactorPress scores a prefill only: under the decode (or stream) protocol kvbench's
+// refuses, with one clear error, the first time it must evict.
+TEST(KvpressParity, CompactorRefusesToEvictWhileDecoding) {
+  const json c = parity::load_fixture("kvpress_compactor.json")["cases"][0];
+  const int64_t H = c["heads"], KV = c["kv_heads"], d = c["head_dim"], T = c["prompt_len"];
+  auto policy = make_policy("kvpress:compactor", json::object());
+  policy->begin(parity::sequence_info(c, 1));
+  KVCache cache(1, KV, d, torch::kFloat32, PositionMode::kOriginal);
+  LayerCache& layer = cache.layer(0);
+  append_model_heads(layer, parity::tensor_of(c["k"], {KV, T, d}), parity::tensor_of(c["v"], {KV, T, d}),
+                     torch::arange(T, torch::kInt64));
+  const models::Rope rope = recorded_rope(c);
+  AttentionStats step;  // one decoding query
+  step.queries = torch::randn({H, 1, d});
+  step.rotate = [&rope](const torch::Tensor& x, int64_t first) { return rope.apply_heads(x, first); };
+  policy->observe(0, layer, step, Phase::kDecode);
+  try {
+    policy->compress(0, layer, Phase::kDecode);
+    ADD_FAILURE() << "compactor evicted while decoding";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("run it under --protocol oneshot"), std::string::npos) << e.what();
+  }
 }
 
 // ThinKPress alone and after SnapKVPress (snap_think): the kept positions and the keys left at
