@@ -48,7 +48,7 @@ inline bool policy_refuses(const std::string& policy, models::Protocol protocol,
 // tests that run every policy under those protocols leave them out (their own test checks the
 // refusal).
 inline bool prefill_only(const std::string& policy) {
-  return policy == "compactor" || policy == "kvpress:compactor" || policy == "kvpress:adakv_compactor";
+  return policy == "kvpress:compactor" || policy == "kvpress:adakv_compactor";
 }
 
 // Q-filters [layers, kv_heads, head_dim] as nthngdy/<model>_qfilt's model.safetensors, written per
