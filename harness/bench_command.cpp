@@ -324,7 +324,7 @@ int run_summary(const BenchArgs& args) {
   return failed > 0 ? 1 : 0;
 }
 
-const CommandRegistration registration(
+const CommandRegistration bench_registration(
     "bench",
     "Summary table: prefill/decode tokens/s, per-step policy cost, KV bytes and device memory for a model, a row per "
     "context and policy cell, the model loaded once (--programs: the Google Benchmark programs)",

@@ -106,7 +106,7 @@ int run_chat_template(const std::string& tokenizer, const std::string& input) {
   return 0;
 }
 
-const CommandRegistration registration(
+const CommandRegistration chat_template_registration(
     "chat-template", "Render the model's own chat template (tokenizer_config.json) for JSONL conversations",
     [](CLI::App& app) {
       auto tokenizer = std::make_shared<std::string>();

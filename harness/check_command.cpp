@@ -88,7 +88,7 @@ int run_check(const CheckArgs& args) {
   return report.passed() ? 0 : 1;
 }
 
-const CommandRegistration registration(
+const CommandRegistration check_registration(
     "check", "Run a fixed grid and compare its metrics with a committed baseline (the nightly check)",
     [](CLI::App& app) {
       auto args = std::make_shared<CheckArgs>();

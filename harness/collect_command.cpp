@@ -219,7 +219,7 @@ int run_collect(CollectArgs args) {
   return missing.empty() && invalid.empty() ? 0 : 1;
 }
 
-const CommandRegistration registration(
+const CommandRegistration collect_registration(
     "collect", "Gather the results of a Slurm array, a grid or a results directory into a JSONL/CSV summary",
     [](CLI::App& app) {
       auto args = std::make_shared<CollectArgs>();

@@ -132,7 +132,7 @@ int run_demo(const DemoArgs& args) {
   return summary.complete() ? 0 : 1;
 }
 
-const CommandRegistration registration(
+const CommandRegistration demo_registration(
     "demo", "The main job on stories260K: streaming perplexity under every policy at two budgets", [](CLI::App& app) {
       auto args = std::make_shared<DemoArgs>();
       app.add_option("--results", args->results, "results directory")->capture_default_str();

@@ -37,7 +37,7 @@ int run_figure(const FigureArgs& args) {
   return 0;
 }
 
-const CommandRegistration registration(
+const CommandRegistration figure_registration(
     "figure", "Draw a paper's figure from results with gnuplot (PNG and SVG, with the data and the script)",
     [](CLI::App& app) {
       auto args = std::make_shared<FigureArgs>();

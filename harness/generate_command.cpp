@@ -105,7 +105,7 @@ int run_generate(const GenerateArgs& args) {
   return 0;
 }
 
-const CommandRegistration registration(
+const CommandRegistration generate_registration(
     "generate", "Generate a continuation of a prompt (greedy at temperature 0)", [](CLI::App& app) {
       auto args = std::make_shared<GenerateArgs>();
       args->model.add_to(app);

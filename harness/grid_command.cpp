@@ -90,7 +90,7 @@ int run_grid_command(GridArgs args) {
   return summary.complete() ? 0 : 1;
 }
 
-const CommandRegistration registration(
+const CommandRegistration grid_registration(
     "grid", "Run every job of a grid spec (skipping finished ones) locally or as a Slurm job array", [](CLI::App& app) {
       auto args = std::make_shared<GridArgs>();
       app.add_option("grid", args->grid_file, "grid spec (JSON; see docs/harness.md)")->required();

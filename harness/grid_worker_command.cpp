@@ -27,7 +27,7 @@ int run_worker(const WorkerArgs& args) {
   return 0;
 }
 
-const CommandRegistration registration("grid-worker", "", [](CLI::App& app) {
+const CommandRegistration grid_worker_registration("grid-worker", "", [](CLI::App& app) {
   app.group("");  // internal: not listed in --help
   auto args = std::make_shared<WorkerArgs>();
   app.add_option("--manifest", args->manifest, "job manifest (JSON lines)")->required();

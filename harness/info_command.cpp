@@ -39,7 +39,7 @@ int run_info(const ModelOptions& options, bool json) {
   return 0;
 }
 
-const CommandRegistration registration("info", "Architecture, parameter count, dtype, context, tokenizer",
+const CommandRegistration info_registration("info", "Architecture, parameter count, dtype, context, tokenizer",
                                        [](CLI::App& app) {
                                          auto options = std::make_shared<ModelOptions>();
                                          auto json = std::make_shared<bool>(false);

@@ -129,7 +129,7 @@ int run_kept(const KeptArgs& args) {
   return 0;
 }
 
-const CommandRegistration registration(
+const CommandRegistration kept_registration(
     "kept", "Which tokens a policy keeps: per layer and head, after the text is fed as a prompt", [](CLI::App& app) {
       auto args = std::make_shared<KeptArgs>();
       args->model.add_to(app);

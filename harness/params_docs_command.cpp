@@ -85,7 +85,7 @@ int run_params_docs(const std::vector<std::string>& files, bool update) {
   return stale == 0 ? 0 : 1;
 }
 
-const CommandRegistration registration(
+const CommandRegistration params_docs_registration(
     "params-docs", "Check (or --update) the docs' parameter tables against the declarations", [](CLI::App& app) {
       auto files = std::make_shared<std::vector<std::string>>();
       auto update = std::make_shared<bool>(false);

@@ -123,7 +123,7 @@ int run_perplexity(PerplexityArgs args) {
   return 0;
 }
 
-const CommandRegistration registration(
+const CommandRegistration perplexity_registration(
     "perplexity", "Perplexity of a text file (BOS prepended; every token after BOS scored)", [](CLI::App& app) {
       auto args = std::make_shared<PerplexityArgs>();
       args->model.add_to(app);

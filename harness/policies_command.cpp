@@ -41,7 +41,7 @@ int run_policies(bool json) {
   return 0;
 }
 
-const CommandRegistration registration("policies", "List the eviction policies with parameters and sources",
+const CommandRegistration policies_registration("policies", "List the eviction policies with parameters and sources",
                                        [](CLI::App& app) {
                                          auto json = std::make_shared<bool>(false);
                                          app.add_flag("--json", *json, "print JSON");

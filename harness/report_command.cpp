@@ -29,7 +29,7 @@ int run_report(ReportArgs args) {
   return 0;
 }
 
-const CommandRegistration registration(
+const CommandRegistration report_registration(
     "report", "One self-contained HTML page with every paper table (ours vs theirs) and figure", [](CLI::App& app) {
       auto args = std::make_shared<ReportArgs>();
       app.add_option("--results", args->options.results_dir, "folder of result files")->capture_default_str();

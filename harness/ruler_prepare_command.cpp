@@ -36,7 +36,7 @@ int run_ruler_prepare(const PrepareOptions& o) {
   return 0;
 }
 
-const CommandRegistration registration(
+const CommandRegistration ruler_prepare_registration(
     "ruler-prepare", "Generate RULER samples exactly as its prepare.py (validation.jsonl) for a tokenizer",
     [](CLI::App& app) {
       auto o = std::make_shared<PrepareOptions>();

@@ -127,7 +127,7 @@ int run_job_command(const RunArgs& args) {
   return 0;
 }
 
-const CommandRegistration registration(
+const CommandRegistration run_registration(
     "run", "Run one job (one cell of a results table) and store its result as <results>/<id>.json",
     [](CLI::App& app) {
       auto args = std::make_shared<RunArgs>();

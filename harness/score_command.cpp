@@ -63,7 +63,7 @@ int run_score(const ScoreArgs& args) {
   return 0;
 }
 
-const CommandRegistration registration(
+const CommandRegistration score_registration(
     "score", "Score a JSONL file of predictions with a native metric (sacreBLEU, ROUGE, METEOR, QA, LongBench, Self-BLEU)",
     [](CLI::App& app) {
       auto args = std::make_shared<ScoreArgs>();

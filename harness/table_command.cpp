@@ -73,7 +73,7 @@ int run_table(const TableArgs& args) {
   return 0;
 }
 
-const CommandRegistration registration(
+const CommandRegistration table_registration(
     "table", "Regenerate a paper's table from results, ours beside the paper's numbers (Markdown, CSV, LaTeX)",
     [](CLI::App& app) {
       auto args = std::make_shared<TableArgs>();

@@ -40,7 +40,7 @@ int run_tasks(bool json) {
   return 0;
 }
 
-const CommandRegistration registration("tasks", "List the tasks with their prompt, truncation, decoding and metric",
+const CommandRegistration tasks_registration("tasks", "List the tasks with their prompt, truncation, decoding and metric",
                                        [](CLI::App& app) {
                                          auto json = std::make_shared<bool>(false);
                                          app.add_flag("--json", *json, "print JSON");

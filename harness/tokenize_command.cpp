@@ -58,7 +58,7 @@ int run_tokenize(const TokenizeArgs& args) {
   return 0;
 }
 
-const CommandRegistration registration(
+const CommandRegistration tokenize_registration(
     "tokenize", "Token ids of texts (JSONL {id, text} -> {id, ids, ids_with_special_tokens, decoded})",
     [](CLI::App& app) {
       auto args = std::make_shared<TokenizeArgs>();

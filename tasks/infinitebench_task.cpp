@@ -24,7 +24,7 @@ namespace {
 
 namespace ib = infinitebench;
 
-constexpr const char* kSource = "xinrongzhang2022/InfiniteBench on Hugging Face (<task>.jsonl: id, context, input, answer, options)";
+constexpr const char* kInfinitebenchSource = "xinrongzhang2022/InfiniteBench on Hugging Face (<task>.jsonl: id, context, input, answer, options)";
 
 std::vector<std::string> family_names() {
   std::vector<std::string> names;
@@ -33,7 +33,7 @@ std::vector<std::string> family_names() {
 }
 
 // One record's prompt as its pipeline feeds it.
-struct Fed {
+struct InfinitebenchFed {
   std::string prompt;                      // the text fed (kvpress: context, then the question part)
   std::vector<int64_t> ids, question_ids;  // kvpress: the context's ids and the question's after it
   int64_t original_tokens = 0;
@@ -84,7 +84,7 @@ class InfiniteBenchTask : public Task {
   }
 
   std::vector<std::string> data_files(const TaskContext& ctx) const override {
-    return {datasets::resolve_data_file(ctx.data_root, ctx.param_or<std::string>("data_file", "infinitebench/" + task_ + ".jsonl"), kSource)};
+    return {datasets::resolve_data_file(ctx.data_root, ctx.param_or<std::string>("data_file", "infinitebench/" + task_ + ".jsonl"), kInfinitebenchSource)};
   }
 
   TaskOutput run(const TaskContext& ctx) const override {
@@ -96,7 +96,7 @@ class InfiniteBenchTask : public Task {
     if (records.empty()) throw std::runtime_error(data_files(ctx).front() + ": no examples");
     ExampleLoop loop(ctx, static_cast<int64_t>(records.size()));
     records.resize(static_cast<size_t>(loop.size()));
-    std::vector<Fed> fed;
+    std::vector<InfinitebenchFed> fed;
     if (kvpress) {
       fed = prepare_kvpress(ctx, records, scorer);
     } else {
@@ -106,7 +106,7 @@ class InfiniteBenchTask : public Task {
     CompressOnce compress_once(ctx);
     const std::string model_name = kvpress ? "kvpress" : ctx.param<std::string>("template");
     for (size_t i : order) {
-      const Fed& f = fed[i];
+      const InfinitebenchFed& f = fed[i];
       const Completion out = kvpress ? compress_once.answer(f.ids, f.question_ids, f.dec) : complete(ctx, f.ids, f.dec);
       const double score = scorer == "kvpress" ? metrics::infinitebench_kvpress_score_one(task_, out.text, f.label)
                                                : metrics::infinitebench_score_one(task_, out.text, f.label, model_name);
@@ -127,8 +127,8 @@ class InfiniteBenchTask : public Task {
   }
 
   // eval_yarn_mistral.py: create_prompt, truncate_by_tokens, then tok(text) (BOS added again).
-  Fed prepare_official(const TaskContext& ctx, const ib::Record& r, const std::string& scorer) const {
-    Fed f;
+  InfinitebenchFed prepare_official(const TaskContext& ctx, const ib::Record& r, const std::string& scorer) const {
+    InfinitebenchFed f;
     const TruncatedText cut = truncate_middle_infinitebench(*ctx.tokenizer, ib::create_prompt(r, task_, ctx.param<std::string>("template")), truncate_len(ctx));
     f.prompt = cut.text;
     f.original_tokens = cut.original_tokens;
@@ -142,13 +142,13 @@ class InfiniteBenchTask : public Task {
   // kvpress: each record's row, pipeline.py's assembly, the context's head kept: max_context_length
   // tokens, by default what the model's context leaves for the longest question asked of that
   // context and the answer (one length per context, so its questions still share one prefill).
-  std::vector<Fed> prepare_kvpress(const TaskContext& ctx, const std::vector<ib::Record>& records, const std::string& scorer) const {
-    std::vector<Fed> fed;
+  std::vector<InfinitebenchFed> prepare_kvpress(const TaskContext& ctx, const std::vector<ib::Record>& records, const std::string& scorer) const {
+    std::vector<InfinitebenchFed> fed;
     std::vector<KvpressParts> parts;
     std::vector<int64_t> max_new_tokens;
     for (const ib::Record& r : records) {
       const ib::KvpressRow row = ib::kvpress_row(r, task_);
-      Fed& f = fed.emplace_back();
+      InfinitebenchFed& f = fed.emplace_back();
       f.dec.max_new_tokens = ctx.param_or<int64_t>("max_new_tokens", row.max_new_tokens);
       f.dec.stop_token_ids.assign(ctx.tokenizer->stop_ids().begin(), ctx.tokenizer->stop_ids().end());
       f.label = scorer == "kvpress" ? nlohmann::json(row.answer) : ib::ground_truth(r, task_);
@@ -160,7 +160,7 @@ class InfiniteBenchTask : public Task {
     const std::optional<int64_t> limit = ctx.given("max_context_length") ? std::optional<int64_t>(ctx.param_or<int64_t>("max_context_length", 0)) : std::nullopt;
     std::vector<KvpressIds> ids = kvpress_ids_by_context(*ctx.tokenizer, parts, max_new_tokens, ctx.max_context(), limit, "infinitebench/" + task_);
     for (size_t i = 0; i < fed.size(); ++i) {
-      Fed& f = fed[i];
+      InfinitebenchFed& f = fed[i];
       f.ids = std::move(ids[i].context);
       f.question_ids = std::move(ids[i].question);
       f.original_tokens = ids[i].original_context_tokens;

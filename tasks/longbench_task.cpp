@@ -18,17 +18,17 @@
 namespace kvbench::tasks {
 namespace {
 
-constexpr const char* kSource = "THUDM/LongBench on Hugging Face (data.zip: data/<subset>.jsonl)";
-constexpr const char* kConfigSource = "THUDM/LongBench @2e00731 LongBench/config/";
+constexpr const char* kLongbenchSource = "THUDM/LongBench on Hugging Face (data.zip: data/<subset>.jsonl)";
+constexpr const char* kLongbenchConfigSource = "THUDM/LongBench @2e00731 LongBench/config/";
 
 std::string config_file(const TaskContext& ctx, const std::string& name) {
-  return datasets::resolve_data_file(ctx.data_root, "longbench_ref/" + name, kConfigSource + name);
+  return datasets::resolve_data_file(ctx.data_root, "longbench_ref/" + name, kLongbenchConfigSource + name);
 }
 
 std::string data_file(const TaskContext& ctx, const std::string& subset) {
   const bool e = ctx.param<bool>("longbench_e");
   const std::string fallback = "longbench/" + subset + (e ? "_e" : "") + ".jsonl";
-  return datasets::resolve_data_file(ctx.data_root, ctx.param_or<std::string>("data_file", fallback), kSource);
+  return datasets::resolve_data_file(ctx.data_root, ctx.param_or<std::string>("data_file", fallback), kLongbenchSource);
 }
 
 metrics::FuzzBackend fuzz_backend(const TaskContext& ctx) {

@@ -31,7 +31,7 @@ namespace kvbench::tasks {
 namespace {
 
 const char* kDataFile = "longbench_v2/data.json";
-const char* kSource = "THUDM/LongBench-v2 on Hugging Face (data.json: _id, domain, sub_domain, difficulty, length, "
+const char* kLongbenchV2Source = "THUDM/LongBench-v2 on Hugging Face (data.json: _id, domain, sub_domain, difficulty, length, "
                       "question, choice_A..choice_D, answer, context)";
 const std::vector<std::string> kFields = {"_id",      "domain",   "sub_domain", "difficulty", "length",  "question", "choice_A",
                                           "choice_B", "choice_C", "choice_D",   "answer",     "context", "retrieved_context"};
@@ -129,7 +129,7 @@ class LongBenchV2Task : public Task {
   }
 
   std::vector<std::string> data_files(const TaskContext& ctx) const override {
-    return {datasets::resolve_data_file(ctx.data_root, ctx.param<std::string>("data_file"), kSource)};
+    return {datasets::resolve_data_file(ctx.data_root, ctx.param<std::string>("data_file"), kLongbenchV2Source)};
   }
 
   TaskOutput run(const TaskContext& ctx) const override {

@@ -18,11 +18,11 @@
 namespace kvbench::tasks {
 namespace {
 
-constexpr const char* kSource = "hendrycks/test data.tar (data/{dev,val,test}/<subject>_<split>.csv) or cais/mmlu CSV exports";
+constexpr const char* kMmluSource = "hendrycks/test data.tar (data/{dev,val,test}/<subject>_<split>.csv) or cais/mmlu CSV exports";
 const char* kLetters[4] = {"A", "B", "C", "D"};
 
 std::string split_file(const TaskContext& ctx, const std::string& split, const std::string& subject) {
-  return datasets::resolve_data_file(ctx.data_root, "mmlu/" + split + "/" + subject + "_" + split + ".csv", kSource);
+  return datasets::resolve_data_file(ctx.data_root, "mmlu/" + split + "/" + subject + "_" + split + ".csv", kMmluSource);
 }
 
 struct MmluOptions {

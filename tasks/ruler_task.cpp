@@ -45,7 +45,7 @@ struct RulerItem {
 };
 
 // One item's prompt as fed (kvpress: the context, then the question after its compression).
-struct Fed {
+struct RulerFed {
   std::string prompt;
   std::vector<int64_t> ids, question_ids;
   DecodingSettings dec;
@@ -167,11 +167,11 @@ class RulerTask : public Task {
                                                                                       : metrics::RulerPostprocess::ruler;
     ExampleLoop loop(ctx, static_cast<int64_t>(items.size()));
     // Every prompt first: kvpress's pipeline answers the questions of one context from one prefill.
-    std::vector<Fed> fed;
+    std::vector<RulerFed> fed;
     bool warned_past_context = false;
     for (int64_t i = 0; i < loop.size(); ++i) {
       const RulerItem& item = items[i];
-      const Fed& f = fed.emplace_back(prepare(ctx, item, pipeline, chat));
+      const RulerFed& f = fed.emplace_back(prepare(ctx, item, pipeline, chat));
       const int64_t prompt_tokens = static_cast<int64_t>(f.ids.size() + f.question_ids.size());
       if (!warned_past_context && prompt_tokens + f.dec.max_new_tokens > ctx.max_context()) {
         std::cerr << "warning: ruler/" << config_.name << ": sample " << item.id << " needs " << prompt_tokens << " prompt + "
@@ -185,7 +185,7 @@ class RulerTask : public Task {
     CompressOnce compress_once(ctx);
     for (size_t i : run_order(fed.size(), [&](size_t k) -> const std::vector<int64_t>& { return fed[k].ids; }, pipeline == "kvpress")) {
       const RulerItem& item = items[i];
-      const Fed& f = fed[i];
+      const RulerFed& f = fed[i];
       const Completion out = pipeline == "kvpress" ? compress_once.answer(f.ids, f.question_ids, f.dec) : complete(ctx, f.ids, f.dec);
       const std::string pred = metrics::ruler_postprocess(out.text, post);
       const double v = metric == "string_match_part" ? metrics::ruler_string_match_part(pred, item.outputs)
@@ -207,8 +207,8 @@ class RulerTask : public Task {
 
  private:
   // One item's prompt as its pipeline feeds it, and its decoding.
-  Fed prepare(const TaskContext& ctx, const RulerItem& item, const std::string& pipeline, const std::string& chat) const {
-    Fed f;
+  RulerFed prepare(const TaskContext& ctx, const RulerItem& item, const std::string& pipeline, const std::string& chat) const {
+    RulerFed f;
     f.dec.max_new_tokens = ctx.param_or<int64_t>("tokens_to_generate", item.max_new_tokens.value_or(ruler::constants(config_.generator).tokens_to_generate));
     f.dec.stop_strings = ctx.param<std::vector<std::string>>("stop_words");
     if (pipeline != "kvpress") {

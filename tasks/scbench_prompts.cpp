@@ -12,12 +12,11 @@ namespace kvbench::tasks::scbench {
 
 using nlohmann::json;
 
-namespace {
-const std::string kPlain = "{context}\n\n{input}", kPlainFollowUp = "{pre_ans}\n\n{input}", kInput = "{input}";
-const std::string kChoiceQuestion = "Question: {question}\nA. {OPTION_A}\nB. {OPTION_B}\nC. {OPTION_C}\nD. {OPTION_D}\n\n";
-}  // namespace
-
 const std::vector<ScbenchSet>& sets() {
+  // Inside: the tasks' registrations call sets() during static initialisation, before any
+  // namespace-scope string of this file need be constructed.
+  const std::string kPlain = "{context}\n\n{input}", kPlainFollowUp = "{pre_ans}\n\n{input}", kInput = "{input}";
+  const std::string kChoiceQuestion = "Question: {question}\nA. {OPTION_A}\nB. {OPTION_B}\nC. {OPTION_C}\nD. {OPTION_D}\n\n";
   static const std::vector<ScbenchSet> sets = {
       {"scbench_kv", "key-value retrieval from a JSON object", "Extract the value corresponding to the specified key in the JSON object below.\n\n{context}\n\n{input}",
        kPlainFollowUp, kInput, "Extract the value corresponding to the specified key in the JSON object below.\n\n{context}",

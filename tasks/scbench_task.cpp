@@ -24,8 +24,8 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kSource = "microsoft/MInference @ fb56c917 scbench/ (eval_utils.py, run_scbench.py, compute_scores.py)";
-constexpr const char* kData = "Hugging Face dataset microsoft/SCBench, file data/<task>.jsonl";
+constexpr const char* kScbenchSource = "microsoft/MInference @ fb56c917 scbench/ (eval_utils.py, run_scbench.py, compute_scores.py)";
+constexpr const char* kScbenchData = "Hugging Face dataset microsoft/SCBench, file data/<task>.jsonl";
 
 using scbench::ScbenchSet;
 
@@ -46,8 +46,8 @@ class ScbenchTask : public Task {
       scorers[tag.empty() ? "all" : tag] = v.second;
     }
     return {{"protocol", "one cache per example across its turns (multi_turn) or its questions (multi_request)"},
-            {"source", kSource},
-            {"data", std::string(kData)},
+            {"source", kScbenchSource},
+            {"data", std::string(kScbenchData)},
             {"first_prompt", set_.first},
             {"follow_up", set_.follow_up},
             {"max_new_tokens", limits},
@@ -69,7 +69,7 @@ class ScbenchTask : public Task {
 
   std::vector<std::string> data_files(const TaskContext& ctx) const override {
     return {datasets::resolve_data_file(ctx.data_root, ctx.param_or<std::string>("data_file", "scbench/" + set_.name + ".jsonl"),
-                                        std::string(kData).replace(std::string(kData).find("<task>"), 6, set_.name))};
+                                        std::string(kScbenchData).replace(std::string(kScbenchData).find("<task>"), 6, set_.name))};
   }
 
   TaskOutput run(const TaskContext& ctx) const override {

@@ -29,7 +29,7 @@ namespace kvbench::tasks {
 namespace {
 
 const char* kFile = "cnn_dailymail/cnn_dailymail_test_head.jsonl";
-const char* kSource = "abisee/cnn_dailymail on Hugging Face (BUZZ: 2.0.0 validation; fields id, article, highlights)";
+const char* kSelfBleuSource = "abisee/cnn_dailymail on Hugging Face (BUZZ: 2.0.0 validation; fields id, article, highlights)";
 const char* kTemplate = "Text: {article}\nSUMMARIZE the previous text to 150 words!";
 
 // Python: [x.strip() for x in text.split(".")].
@@ -70,7 +70,7 @@ class SelfBleuTask : public Task {
   }
 
   std::vector<std::string> data_files(const TaskContext& ctx) const override {
-    return {datasets::resolve_data_file(ctx.data_root, kFile, kSource)};
+    return {datasets::resolve_data_file(ctx.data_root, kFile, kSelfBleuSource)};
   }
 
   TaskOutput run(const TaskContext& ctx) const override {
