@@ -169,6 +169,15 @@ def load_module(path, name):
     return mod
 
 
+def adakv_kept(module, kv_heads, T):
+    """The positions each KV head keeps after kvpress's AdaKVPress: all but module.masked_key_indices."""
+    _, hs, ps = module.masked_key_indices
+    pruned = [set() for _ in range(kv_heads)]
+    for h, p in zip(hs.tolist(), ps.tolist()):
+        pruned[h].add(p)
+    return [sorted(set(range(T)) - pruned[h]) for h in range(kv_heads)]
+
+
 def recorder_args(out="--out-dir", out_help="folder of the fixtures written"):
     """The command line every kvpress recorder takes: the checkout, its commit, where to write."""
     import argparse

@@ -74,11 +74,7 @@ def run_case(P, seed, name, heads, kv_heads, d, T, ratio, s0, s1, chunk, sketch,
         with torch.no_grad():
             ada_press.compress(module, hidden, k_rot.unsqueeze(0), v.unsqueeze(0), None, kwargs)
         scores = scored[-1][0]
-        _, hs, ps = module.masked_key_indices
-        pruned = [set() for _ in range(kv_heads)]
-        for h, p in zip(hs.tolist(), ps.tolist()):
-            pruned[h].add(p)
-        kept = [sorted(set(range(T)) - pruned[h]) for h in range(kv_heads)]
+        kept = common.adakv_kept(module, kv_heads, T)
         # Near-ties (1e-4) at the layer's boundary after the safeguard, and at each head's safeguard boundary.
         n_safe = int(n_kept * ALPHA_SAFEGUARD)
         guarded = scores.clone()

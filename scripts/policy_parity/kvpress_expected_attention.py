@@ -157,11 +157,7 @@ def run_case(P, seed, name, heads, kv_heads, d, T, ratio, future, sink, cov, vno
         press = P("kvpress.presses.adakv_press").AdaKVPress(ea, alpha_safeguard=ALPHA_SAFEGUARD)
         params["alpha_safeguard"] = ALPHA_SAFEGUARD
         press.compress(module, hidden, keys, values, None, {})
-        _, hs, ps = module.masked_key_indices
-        pruned = [set() for _ in range(kv_heads)]
-        for h, p in zip(hs.tolist(), ps.tolist()):
-            pruned[h].add(p)
-        kept = [sorted(set(range(T)) - pruned[h]) for h in range(kv_heads)]
+        kept = common.adakv_kept(module, kv_heads, T)
         scores = scored[-1][0]  # [kv_heads, T], before the safeguard
         # Ties: at each head's safeguard boundary (int(n_kept·alpha) best), and at the layer's
         # boundary among the flattened scores after the safeguard (the n_pruned lowest evicted).
