@@ -178,6 +178,16 @@ def adakv_kept(module, kv_heads, T):
     return [sorted(set(range(T)) - pruned[h]) for h in range(kv_heads)]
 
 
+def adakv_guarded(scores, n_kept, alpha):
+    """AdaKVPress's safeguard on [kv_heads, T] scores: each head's int(n_kept·alpha) best raised to the
+    dtype's max (then the layer's lowest are evicted across heads). Returns (n_safe, guarded)."""
+    n_safe = int(n_kept * alpha)
+    guarded = scores.clone()
+    if n_safe > 0:
+        guarded.scatter_(-1, torch.topk(scores, n_safe, dim=-1).indices, torch.finfo(scores.dtype).max)
+    return n_safe, guarded
+
+
 def recorder_args(out="--out-dir", out_help="folder of the fixtures written"):
     """The command line every kvpress recorder takes: the checkout, its commit, where to write."""
     import argparse

@@ -76,10 +76,7 @@ def run_case(P, seed, name, heads, kv_heads, d, T, ratio, s0, s1, chunk, sketch,
         scores = scored[-1][0]
         kept = common.adakv_kept(module, kv_heads, T)
         # Near-ties (1e-4) at the layer's boundary after the safeguard, and at each head's safeguard boundary.
-        n_safe = int(n_kept * ALPHA_SAFEGUARD)
-        guarded = scores.clone()
-        if n_safe > 0:
-            guarded.scatter_(-1, torch.topk(scores, n_safe, dim=-1).indices, torch.finfo(scores.dtype).max)
+        n_safe, guarded = common.adakv_guarded(scores, n_kept, ALPHA_SAFEGUARD)
         n_pruned = kv_heads * (T - n_kept)
         flat = torch.sort(guarded.reshape(-1)).values
         lo, hi = flat[n_pruned - 1].item(), flat[n_pruned].item()

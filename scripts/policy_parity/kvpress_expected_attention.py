@@ -161,10 +161,7 @@ def run_case(P, seed, name, heads, kv_heads, d, T, ratio, future, sink, cov, vno
         scores = scored[-1][0]  # [kv_heads, T], before the safeguard
         # Ties: at each head's safeguard boundary (int(n_kept·alpha) best), and at the layer's
         # boundary among the flattened scores after the safeguard (the n_pruned lowest evicted).
-        n_safe = int(n_kept * ALPHA_SAFEGUARD)
-        guarded = scores.clone()
-        if n_safe > 0:
-            guarded.scatter_(-1, torch.topk(scores, n_safe, dim=-1).indices, torch.finfo(scores.dtype).max)
+        n_safe, guarded = common.adakv_guarded(scores, n_kept, ALPHA_SAFEGUARD)
         n_pruned = kv_heads * (T - n_kept)
         flat_sorted = torch.sort(guarded.reshape(-1)).values
         gap = (flat_sorted[n_pruned] - flat_sorted[n_pruned - 1]).item()
