@@ -21,6 +21,13 @@ bool same_request(const policies::StatsRequest& a, const policies::StatsRequest&
   return fields(a) == fields(b);
 }
 
+// Where `want` is among `requests` (requests.size() when it is not).
+size_t index_of(const std::vector<policies::StatsRequest>& requests, const policies::StatsRequest& want) {
+  return static_cast<size_t>(
+      std::find_if(requests.begin(), requests.end(), [&](const auto& r) { return same_request(r, want); }) -
+      requests.begin());
+}
+
 // Keeps what the forward hands a policy besides attention statistics (the attention input, the
 // queries before RoPE and the rotation, W_o); evicts nothing.
 class PrefillCapture final : public policies::Policy {
@@ -52,8 +59,7 @@ struct PrefillShare::Entry {
   bool failed = false;  // the forward threw: the waiting sessions prefill alone
 
   void add(const policies::StatsRequest& want) {
-    if (std::none_of(requests.begin(), requests.end(), [&](const auto& r) { return same_request(r, want); }))
-      requests.push_back(want);
+    if (index_of(requests, want) == requests.size()) requests.push_back(want);
     waiting.push_back(std::this_thread::get_id());
   }
   void drop_this_thread() {
@@ -84,9 +90,7 @@ void PrefillShare::close(const std::shared_ptr<Entry>& entry) {
 PrefillShare::Use PrefillShare::take(const std::shared_ptr<Entry>& entry, const policies::StatsRequest& want) {
   entry->drop_this_thread();
   if (entry->waiting.empty()) close(entry);  // every registered session served: free the forward
-  const auto& requests = entry->prefill->requests;
-  const auto it = std::find_if(requests.begin(), requests.end(), [&](const auto& r) { return same_request(r, want); });
-  return {entry->prefill, static_cast<size_t>(it - requests.begin())};
+  return {entry->prefill, index_of(entry->prefill->requests, want)};
 }
 
 std::optional<PrefillShare::Use> PrefillShare::acquire(const Transformer& model, const std::vector<int64_t>& tokens,
@@ -94,9 +98,7 @@ std::optional<PrefillShare::Use> PrefillShare::acquire(const Transformer& model,
   const auto T = static_cast<int64_t>(tokens.size());
   std::shared_ptr<Entry> entry = find(model, tokens, fused);
   if (entry && entry->prefill) {  // computed while this session was elsewhere: served if its request is
-    const auto& requests = entry->prefill->requests;
-    if (std::none_of(requests.begin(), requests.end(), [&](const auto& r) { return same_request(r, want); }))
-      return std::nullopt;
+    if (index_of(entry->prefill->requests, want) == entry->prefill->requests.size()) return std::nullopt;
     prefill_tokens_of_this_thread().reused += T;
     return take(entry, want);
   }

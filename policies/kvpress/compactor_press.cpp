@@ -79,10 +79,11 @@ class CompactorPress : public Press {
     const Forward& f = it->second;
     const int64_t left = std::min(sink_start_, n), right = std::min(sink_end_, std::max<int64_t>(0, n - left));
     const int64_t S = n - left - right;
-    if (S < 2) return torch::zeros({cache.kv_heads(), n}, torch::kFloat32);  // no statistics over one token: keep by order
-    const torch::Tensor keys = cache.keys().to(torch::kFloat32).narrow(1, left, S);
-    torch::Tensor scores = blending() * leverage(unrotate(f.rotate, cache.keys().to(torch::kFloat32)).narrow(1, left, S)) +
-                           attention(f.queries.narrow(1, left, S), keys, cache.values().to(torch::kFloat32).narrow(1, left, S));
+    const torch::Tensor keys = cache.keys().to(torch::kFloat32);
+    if (S < 2) return torch::zeros({cache.kv_heads(), n}, keys.options());  // no statistics over one token: keep by order
+    torch::Tensor scores = blending() * leverage(unrotate(f.rotate, keys).narrow(1, left, S)) +
+                           attention(f.queries.narrow(1, left, S), keys.narrow(1, left, S),
+                                     cache.values().to(torch::kFloat32).narrow(1, left, S));
     const torch::Tensor top = scores.max();  // the sinks' score, kept on the device
     return torch::cat({top.expand({scores.size(0), left}), scores, top.expand({scores.size(0), right})}, 1);
   }
