@@ -200,10 +200,11 @@ KVBENCH_POLICY_BENCH(roco);
 KVBENCH_POLICY_BENCH(bumblebee);
 
 // kvpress's presses and wrappers (policies/kvpress/), by their registered names, which are not
-// identifiers: registered in main(), once every policy has registered itself.
+// identifiers: registered in main(), once every policy has registered itself. The presses that
+// score a whole prompt once (CompactorPress, KVComposePress) have no decode step to time.
 int main(int argc, char** argv) {
   for (const auto& info : registered_policies())
-    if (info.name.rfind("kvpress:", 0) == 0 && info.name != "kvpress:no_press")
+    if (info.name.rfind("kvpress:", 0) == 0 && info.name != "kvpress:no_press" && !kvbench::testing::prefill_only(info.name))
       benchmark::RegisterBenchmark(("PolicyStep/" + info.name).c_str(), PolicyStep, info.name)
           ->RangeMultiplier(4)
           ->Range(1024, 65536)

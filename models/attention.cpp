@@ -30,7 +30,7 @@ bool can_fuse(const AttentionRequest& request, const policies::LayerCache& cache
 // Column statistics sum over every query; the row statistics (the last query's row, an
 // observation window) need only the forward's last queries.
 bool needs_every_query(const policies::StatsRequest& s) {
-  return s.column_sums || s.column_sq_sums || s.kv_column_sq_sums || s.kv_column_above_mean;
+  return s.column_sums || s.column_sq_sums || s.column_max || s.kv_column_sq_sums || s.kv_column_above_mean;
 }
 
 // Row statistics of a long forward (SnapKV's observation window over a prompt): the output
@@ -92,6 +92,7 @@ void chunked_attention(const torch::Tensor& q, const torch::Tensor& K, const tor
   auto f32 = torch::TensorOptions().dtype(torch::kFloat32).device(device);
   if (want.column_sums) result.stats.column_sums = torch::zeros({H, n}, f32);
   if (want.column_sq_sums) result.stats.column_sq_sums = torch::zeros({H, n}, f32);
+  if (want.column_max) result.stats.column_max = torch::zeros({H, n}, f32);  // probabilities are >= 0
   if (want.kv_column_sq_sums) result.stats.kv_column_sq_sums = torch::zeros({kvh, n}, f32);
   if (want.kv_column_above_mean) result.stats.kv_column_above_mean = torch::zeros({kvh, n}, f32);
   std::vector<torch::Tensor> window_parts, outputs;
@@ -130,6 +131,7 @@ void chunked_attention(const torch::Tensor& q, const torch::Tensor& K, const tor
       torch::Tensor p = probs.reshape({H, len, n});
       if (want.column_sums) result.stats.column_sums += p.sum(1);
       if (want.column_sq_sums) result.stats.column_sq_sums += p.square().sum(1);
+      if (want.column_max) result.stats.column_max = torch::maximum(result.stats.column_max, p.amax(1));
       if (want.kv_column_sq_sums || want.kv_column_above_mean) {
         torch::Tensor group_mean = probs.mean(1);  // [kvh, len, n]
         if (want.kv_column_sq_sums) result.stats.kv_column_sq_sums += group_mean.square().sum(1);

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 #include "models/attention.hpp"
 #include "models/prefill_share.hpp"
+#include "policies/context_rescoring.hpp"
 
 namespace kvbench::models {
 
@@ -61,9 +63,30 @@ torch::Tensor InferenceSession::prefill(const std::vector<int64_t>& tokens, bool
   info_ = {c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, static_cast<int64_t>(tokens.size()),
            options_.budget.resolve(static_cast<int64_t>(tokens.size())), options_.seed, options_.budget.compression_ratio()};
   if (policy_) policy_->begin(info_);
+  if (policy_ && policy_->rescoring() && !info_.unlimited() && options_.protocol != Protocol::kStream)
+    return rescored_prefill(tokens, all_logits);
   if (std::optional<torch::Tensor> logits = shared_prefill(tokens, all_logits)) return *logits;
   prefill_tokens_of_this_thread().computed += static_cast<int64_t>(tokens.size());
   return feed_prompt(tokens, policies::Phase::kPrefill, all_logits);
+}
+
+torch::Tensor InferenceSession::rescored_prefill(const std::vector<int64_t>& tokens, bool all_logits) {
+  policies::ContextRescoring& rescoring = *policy_->rescoring();
+  torch::Tensor logits = run(tokens, policies::Phase::kPrefill, /*compress=*/false, all_logits);
+  const Checkpoint prompt = checkpoint();
+  const CacheControl inspector = std::exchange(inspector_, CacheControl{});  // probes see the job's forwards only
+  const std::vector<std::vector<int64_t>> inputs = rescoring.scoring_inputs(tokens);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    rescoring.begin_scoring_input(i);
+    run(inputs[i], policies::Phase::kPrefillBlock, /*compress=*/false, false);
+    rollback(prompt);
+    prefill_tokens_of_this_thread().computed += static_cast<int64_t>(inputs[i].size());
+  }
+  inspector_ = inspector;
+  prefill_tokens_of_this_thread().computed += static_cast<int64_t>(tokens.size());
+  for (int64_t l = 0; l < cache_.n_layers(); ++l) policy_->compress(l, cache_.layer(l), policies::Phase::kPrefill);
+  account(0);
+  return logits;
 }
 
 torch::Tensor InferenceSession::extend(const std::vector<int64_t>& tokens) {

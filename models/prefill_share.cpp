@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <thread>
-#include <tuple>
 
 #include "models/attention.hpp"
 #include "policies/gqa_mode.hpp"
@@ -13,18 +12,10 @@ namespace {
 
 thread_local PrefillShare* current_share = nullptr;
 
-bool same_request(const policies::StatsRequest& a, const policies::StatsRequest& b) {
-  auto fields = [](const policies::StatsRequest& r) {
-    return std::tie(r.last_row, r.column_sums, r.column_sq_sums, r.window, r.kv_column_sq_sums, r.kv_column_above_mean,
-                    r.queries_before_rope, r.output_projection, r.hidden_states, r.queries);
-  };
-  return fields(a) == fields(b);
-}
-
 // Where `want` is among `requests` (requests.size() when it is not).
 size_t index_of(const std::vector<policies::StatsRequest>& requests, const policies::StatsRequest& want) {
   return static_cast<size_t>(
-      std::find_if(requests.begin(), requests.end(), [&](const auto& r) { return same_request(r, want); }) -
+      std::find_if(requests.begin(), requests.end(), [&](const auto& r) { return r == want; }) -
       requests.begin());
 }
 

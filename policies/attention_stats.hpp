@@ -13,6 +13,7 @@ struct StatsRequest {
   bool last_row = false;        // softmax row of the forward's last query
   bool column_sums = false;     // Σ_q a[h,q,k] over the forward's queries
   bool column_sq_sums = false;  // Σ_q a[h,q,k]²
+  bool column_max = false;      // max_q a[h,q,k] (kvpress's KVCompose: each token's largest attention)
   int64_t window = 0;           // rows of the forward's last `window` queries
   // Over the group-averaged attention of each KV head (GQA "group-wise averaged attention",
   // RoCo §5.3): Σ_q ā[g,q,k]² and Σ_q [ā[g,q,k] > 1/visible(q)] (ScissorHands' binary
@@ -28,9 +29,12 @@ struct StatsRequest {
 
   // Whether attention must compute statistics (queries_before_rope comes from the model alone).
   bool any() const {
-    return last_row || column_sums || column_sq_sums || window > 0 || kv_column_sq_sums || kv_column_above_mean;
+    return last_row || column_sums || column_sq_sums || column_max || window > 0 || kv_column_sq_sums ||
+           kv_column_above_mean;
   }
   StatsRequest& merge(const StatsRequest& other);
+  bool operator==(const StatsRequest& other) const;
+  bool operator!=(const StatsRequest& other) const { return !(*this == other); }
 };
 
 // Every tensor is over the *query* heads and the layer's slots after this forward's keys were
@@ -39,6 +43,7 @@ struct AttentionStats {
   torch::Tensor last_row;        // [heads, n]
   torch::Tensor column_sums;     // [heads, n]
   torch::Tensor column_sq_sums;  // [heads, n]
+  torch::Tensor column_max;      // [heads, n]
   torch::Tensor window_rows;     // [heads, w, n], w = min(window, queries)
   torch::Tensor kv_column_sq_sums;     // [kv_heads, n]
   torch::Tensor kv_column_above_mean;  // [kv_heads, n]

@@ -15,6 +15,8 @@
 
 namespace kvbench::policies {
 
+class ContextRescoring;  // policies/context_rescoring.hpp
+
 enum class Phase {
   kPrefill,       // one forward over the whole prompt
   kPrefillBlock,  // one block of a streamed prompt
@@ -59,6 +61,10 @@ class Policy {
 
   // Tokens per KV head that `layer` may hold; PyramidKV and Ada-KV refine this.
   virtual int64_t layer_budget(int64_t layer) const { return info_.budget; }
+  // A policy that scores the prompt with more forwards after its prefill (kvpress's KVCompose):
+  // the session drives it (policies/context_rescoring.hpp). Null for every other policy; a
+  // wrapper that forwards calls forwards this too.
+  virtual ContextRescoring* rescoring() { return nullptr; }
   const SequenceInfo& info() const { return info_; }
 
  protected:

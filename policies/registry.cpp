@@ -1,8 +1,10 @@
 #include "policies/registry.hpp"
 
+#include <map>
 #include <stdexcept>
 
 #include "base/registry.hpp"
+#include "policies/policy_refusal.hpp"
 #include "policies/scorer_registry.hpp"
 
 namespace kvbench::policies {
@@ -12,7 +14,20 @@ base::Registry<PolicyInfo>& table() {
   return policies;
 }
 params::Owner owner(const std::string& name) { return {"policy '" + name + "'", "policy_params"}; }
+std::map<std::string, std::string>& refusals() {
+  static std::map<std::string, std::string> refused;
+  return refused;
+}
 }  // namespace
+
+PolicyRefusal::PolicyRefusal(std::string name, std::string why) {
+  if (!refusals().emplace(name, std::move(why)).second) throw std::logic_error("policy '" + name + "' is refused twice");
+}
+
+const std::string* policy_refusal(const std::string& name) {
+  auto it = refusals().find(name);
+  return it == refusals().end() ? nullptr : &it->second;
+}
 
 PolicyRegistration::PolicyRegistration(PolicyInfo info) {
   params::check_unique_names("policy '" + info.name + "'", info.params);
@@ -21,7 +36,11 @@ PolicyRegistration::PolicyRegistration(PolicyInfo info) {
 
 const std::vector<PolicyInfo>& registered_policies() { return table().all(); }
 
-const PolicyInfo& policy_info(const std::string& name) { return table().at(name); }
+const PolicyInfo& policy_info(const std::string& name) {
+  if (const PolicyInfo* info = table().find(name)) return *info;
+  if (const std::string* why = policy_refusal(name)) throw std::invalid_argument("policy '" + name + "' is not runnable: " + *why);
+  return table().at(name);
+}
 
 params::Params policy_params(const std::string& name, const nlohmann::json& given) {
   const PolicyInfo& info = policy_info(name);

@@ -33,6 +33,7 @@ class TimedPolicy : public Policy {
     seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
   int64_t layer_budget(int64_t layer) const override { return inner_.layer_budget(layer); }
+  ContextRescoring* rescoring() override { return inner_.rescoring(); }
 
   // Seconds spent in observe() + compress() since the last reset.
   double seconds() const { return seconds_; }

@@ -43,12 +43,13 @@ inline bool policy_refuses(const std::string& policy, models::Protocol protocol,
          ((think || duo || sized_by_ratio || thresholded(policy)) && token_budget);
 }
 
-// Presses that score a whole prompt once (kvpress's CompactorPress: prefill only): under the decode
+// Presses that score a whole prompt once (kvpress's CompactorPress and KVComposePress: prefill only): under the decode
 // or stream protocol they refuse with one clear error the first time they must evict, so the
 // tests that run every policy under those protocols leave them out (their own test checks the
 // refusal).
 inline bool prefill_only(const std::string& policy) {
-  return policy == "kvpress:compactor" || policy == "kvpress:adakv_compactor";
+  return policy == "kvpress:compactor" || policy == "kvpress:adakv_compactor" || policy == "kvpress:kvcompose" ||
+         policy == "kvpress:kvcompose_unstructured";
 }
 
 // Q-filters [layers, kv_heads, head_dim] as nthngdy/<model>_qfilt's model.safetensors, written per

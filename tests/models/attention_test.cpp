@@ -67,6 +67,25 @@ TEST(Attention, RowStatisticsApartEqualOnePassOverEveryQuery) {
   }
 }
 
+// column_max (kvpress's KVCompose) is, per head and token, the largest of every query's row, however
+// the queries are chunked.
+TEST(Attention, ColumnMaxIsTheLargestOfEveryQuerysRow) {
+  const Rope rope(config());
+  for (bool ragged : {false, true}) {
+    for (int64_t max_elements : {int64_t{1} << 24, int64_t{50}}) {
+      LayerCache cache = filled_cache(ragged);
+      torch::manual_seed(6);
+      const torch::Tensor q = torch::randn({kHeads, 9, kHeadDim});
+      AttentionRequest request;
+      request.max_score_elements = max_elements;
+      request.stats.window = 9;
+      request.stats.column_max = true;
+      const AttentionResult r = attend(q, cache, rope, request);
+      expect_same(r.stats.column_max, std::get<0>(r.stats.window_rows.max(1)), "column max");
+    }
+  }
+}
+
 // The fused kernel (libtorch >= 2; the same chunked path on 1.13) and the chunked matmul-softmax
 // give the same output, for a block of queries and for one decoding query.
 TEST(Attention, FusedAndChunkedGiveTheSameOutput) {
@@ -89,7 +108,7 @@ TEST(Attention, StatisticsApartAreBitForBitAttendsOwn) {
   policies::StatsRequest rows, columns, kv, everything, queries;
   rows.window = 4;
   rows.last_row = true;
-  columns.column_sums = columns.column_sq_sums = true;
+  columns.column_sums = columns.column_sq_sums = columns.column_max = true;
   kv.kv_column_sq_sums = kv.kv_column_above_mean = true;
   everything = rows;
   everything.merge(columns).merge(kv);
@@ -106,7 +125,8 @@ TEST(Attention, StatisticsApartAreBitForBitAttendsOwn) {
         const policies::AttentionStats a = attend(q, cache, rope, request).stats;
         const policies::AttentionStats b = attention_statistics(q, cache, want, max_elements);
         for (auto field : {&policies::AttentionStats::last_row, &policies::AttentionStats::column_sums,
-                           &policies::AttentionStats::column_sq_sums, &policies::AttentionStats::window_rows,
+                           &policies::AttentionStats::column_sq_sums, &policies::AttentionStats::column_max,
+                           &policies::AttentionStats::window_rows,
                            &policies::AttentionStats::kv_column_sq_sums, &policies::AttentionStats::kv_column_above_mean,
                            &policies::AttentionStats::column_counts, &policies::AttentionStats::queries}) {
           ASSERT_EQ((a.*field).defined(), (b.*field).defined());

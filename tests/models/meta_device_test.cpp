@@ -55,10 +55,11 @@ class MetaDevice : public ::testing::Test {
     }
   }
 
-  // kvpress's DecodingPress compresses every 512 steps by default: every 4 here, so that the
-  // 12 steps compress.
+  // kvpress's DecodingPress and CAMPress compress every 512 steps by default: every 4 here, so
+  // that the 12 steps compress.
   static nlohmann::json compressing_in_the_steps(const std::string& policy_name) {
-    if (policy_name.rfind("kvpress:decoding", 0) == 0) return {{"compression_interval", 4}};
+    if (policy_name.rfind("kvpress:decoding", 0) == 0 || policy_name.rfind("kvpress:cam", 0) == 0)
+      return {{"compression_interval", 4}};
     return nlohmann::json::object();
   }
 

@@ -34,6 +34,7 @@ class CheckedPolicy : public Policy {
                            std::to_string(budget) + " (" + to_string(phase) + ")");
   }
   int64_t layer_budget(int64_t layer) const override { return inner_->layer_budget(layer); }
+  ContextRescoring* rescoring() override { return inner_->rescoring(); }
   std::vector<std::string> violations;
   int64_t compressions = 0;
 

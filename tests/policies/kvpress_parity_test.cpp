@@ -7,7 +7,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
+#include "budget_probe.hpp"
+#include "policies/context_rescoring.hpp"
 #include "policies/scorer_registry.hpp"
 #include "tensorio/safetensors.hpp"
 
@@ -158,6 +161,163 @@ TEST(KvpressParity, CompactorRefusesToEvictWhileDecoding) {
   }
 }
 
+// Runs every case of a fixture whose cases name their own policy; returns the policies named.
+std::set<std::string> policies_run(const std::string& fixture, const std::function<void(const json&)>& run_case) {
+  const json cases = parity::load_fixture(fixture)["cases"];
+  std::set<std::string> policies;
+  for (const json& c : cases) {
+    run_case(c);
+    policies.insert(c["policy"]);
+  }
+  return policies;
+}
+
+// CAMPress (cam_knorm, cam_streaming_llm, cam_tova) driven as kvpress's forward hook was
+// (scripts/policy_parity/kvpress_cam.py): a prefill, then decode steps whose current query's
+// attention reaches the policy; at every compression the same positions kept and the same values
+// left at them, the merges drawn from a generator seeded as kvpress's global one was.
+void run_cam_case(const json& c, int64_t& compressions) {
+  SCOPED_TRACE("case " + c["name"].get<std::string>());
+  const int64_t L = c["layers"], H = c["heads"], KV = c["kv_heads"], d = c["head_dim"], T = c["prompt_len"];
+  auto policy = make_policy(c["policy"], c["params"]);
+  SequenceInfo info = parity::sequence_info(c, L);
+  info.seed = c["seed"];
+  policy->begin(info);
+  KVCache cache(L, KV, d, torch::kFloat32, policy->position_mode());
+  for (int64_t l = 0; l < L; ++l) {
+    LayerCache& layer = cache.layer(l);
+    append_model_heads(layer, parity::tensor_of(c["prompt"][l]["k"], {KV, T, d}), parity::tensor_of(c["prompt"][l]["v"], {KV, T, d}),
+                       torch::arange(T, torch::kInt64));
+    policy->observe(l, layer, AttentionStats{}, Phase::kPrefill);
+    policy->compress(l, layer, Phase::kPrefill);
+  }
+  std::map<std::pair<int64_t, int64_t>, json> expected;  // (step, layer) -> compression
+  for (const json& e : c["compressions"]) expected[{e["step"], e["layer"]}] = e;
+  for (int64_t step = 1; step <= static_cast<int64_t>(c["steps"].size()); ++step) {
+    for (int64_t l = 0; l < L; ++l) {
+      const json& in = c["steps"][step - 1][l];
+      LayerCache& layer = cache.layer(l);
+      const int64_t before = layer.size() + 1;
+      append_model_heads(layer, parity::tensor_of(in["k"], {KV, 1, d}), parity::tensor_of(in["v"], {KV, 1, d}),
+                         torch::tensor({T + step - 1}, torch::kInt64));
+      // The step's attention as the recorder's (common.causal_attention), over the cache as it is.
+      const torch::Tensor keys = layer.keys().repeat_interleave(H / KV, 0);
+      AttentionStats stats;
+      stats.last_row = torch::softmax(torch::matmul(parity::tensor_of(in["q"], {H, 1, d}), keys.transpose(1, 2)) / std::sqrt(double(d)), -1)
+                           .squeeze(1);
+      stats.n_queries = 1;
+      stats.position_end = T + step;
+      policy->observe(l, layer, stats, Phase::kDecode);
+      policy->compress(l, layer, Phase::kDecode);
+      ASSERT_LE(layer.size(), policy->layer_budget(l));
+      auto it = expected.find({step, l});
+      if (it == expected.end()) {
+        EXPECT_EQ(layer.size(), before) << "step " << step << " layer " << l << ": kvpress did not compress";
+        continue;
+      }
+      SCOPED_TRACE("step " + std::to_string(step) + " layer " + std::to_string(l));
+      for (int64_t h = 0; h < KV; ++h)
+        EXPECT_EQ(parity::kept_positions(layer, h), it->second["kept"].get<std::set<int64_t>>()) << "head " << h;
+      parity::expect_kept_rows(layer.values(), layer, it->second["kept_values"]);
+      ++compressions;
+    }
+  }
+}
+
+TEST(KvpressParity, CamMergesWhatKvpressMerges) {
+  int64_t compressions = 0, uncertain = 0;
+  const std::set<std::string> policies = policies_run("kvpress_cam.json", [&](const json& c) {
+    run_cam_case(c, compressions);
+    uncertain += c["draws"][0].get<int64_t>();
+  });
+  EXPECT_EQ(policies, (std::set<std::string>{"kvpress:cam_knorm", "kvpress:cam_streaming_llm", "kvpress:cam_tova"}));
+  EXPECT_EQ(compressions, 54);
+  EXPECT_GT(uncertain, 100) << "the fixture should exercise merges drawn at random";
+}
+
+// kvpress's cam_adakv_snapkv fails in kvpress (AdaKVPress has no score()): kvbench names why.
+TEST(KvpressParity, CamAroundAdaKvIsRefusedWithKvpressReason) {
+  try {
+    make_policy("kvpress:cam_adakv_snapkv");
+    ADD_FAILURE() << "cam_adakv_snapkv was built";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("AdaKVPress does not have"), std::string::npos) << e.what();
+  }
+}
+
+// KVComposePress (kvcompose, kvcompose_unstructured; scripts/policy_parity/kvpress_kvcompose.py):
+// each layer's context, then its second pass after it through models::attend (the statistics the
+// press asks for while scoring), the pass rolled back as the session does, then every layer
+// compressed: the same positions kept per layer and KV head.
+void run_kvcompose_case(const json& c) {
+  SCOPED_TRACE("case " + c["name"].get<std::string>());
+  const int64_t L = c["layers"], H = c["heads"], KV = c["kv_heads"], d = c["head_dim"], n = c["prompt_len"];
+  auto policy = make_policy(c["policy"], c["params"]);
+  policy->begin(parity::sequence_info(c, L));
+  ContextRescoring* rescoring = policy->rescoring();
+  ASSERT_NE(rescoring, nullptr);
+  ASSERT_EQ(rescoring->scoring_inputs(std::vector<int64_t>(n, 7)), std::vector<std::vector<int64_t>>{std::vector<int64_t>(n, 7)})
+      << "KVCompose's second pass is the prompt itself";
+  rescoring->begin_scoring_input(0);
+  models::ModelConfig config;
+  config.head_dim = d;
+  config.n_heads = H;
+  config.n_kv_heads = KV;
+  const models::Rope rope(config);  // unused: the recorded keys are the cached (rotated) ones
+  KVCache cache(L, KV, d, torch::kFloat32, policy->position_mode());
+  for (int64_t l = 0; l < L; ++l) {
+    const json& layer = c["per_layer"][l];
+    LayerCache& lc = cache.layer(l);
+    append_model_heads(lc, parity::tensor_of(layer["k"], {KV, n, d}), parity::tensor_of(layer["v"], {KV, n, d}),
+                       torch::arange(n, torch::kInt64));
+    append_model_heads(lc, parity::tensor_of(layer["k2"], {KV, n, d}), torch::ones({KV, n, d}), torch::arange(n, 2 * n, torch::kInt64));
+    models::AttentionRequest request;
+    request.stats = policy->wants();
+    ASSERT_TRUE(request.stats.any()) << "the second pass asks for attention statistics";
+    models::AttentionResult attn = models::attend(parity::tensor_of(layer["q2"], {H, n, d}), lc, rope, request);
+    policy->observe(l, lc, attn.stats, Phase::kPrefillBlock);
+    lc.truncate(n);
+  }
+  for (int64_t l = 0; l < L; ++l) {
+    policy->compress(l, cache.layer(l), Phase::kPrefill);
+    parity::ParityCount count;
+    parity::expect_kept(cache.layer(l), c["per_layer"][l]["kept"], json(), count);
+    EXPECT_EQ(cache.layer(l).max_head_length(), policy->layer_budget(l));
+  }
+}
+
+TEST(KvpressParity, KvcomposeKeepsWhatKvpressKeeps) {
+  EXPECT_EQ(policies_run("kvpress_kvcompose.json", run_kvcompose_case),
+            (std::set<std::string>{"kvpress:kvcompose", "kvpress:kvcompose_unstructured"}));
+}
+
+// In a session (stories260K, oneshot): the prompt's prefill is not compressed (its logits are the
+// full cache's), its second pass runs after it (the cache peaks at twice the prompt) and is rolled
+// back, and the layers keep int(L·n·(1 − r)) tokens between them, layer 0 the most.
+TEST(KvpressSession, KvcomposeRescoresThePromptAfterItsPrefill) {
+  const models::Transformer& model = testing::probe_model();
+  std::vector<int64_t> prompt{1};
+  for (int64_t i = 1; i < 60; ++i) prompt.push_back(3 + (i * 37) % 500);
+  models::SessionOptions options;
+  options.budget = Budget::compression_ratio(0.5);
+  auto policy = make_policy("kvpress:kvcompose");
+  models::InferenceSession session(model, policy.get(), options), full(model, nullptr, models::SessionOptions{});
+  const torch::Tensor logits = session.prefill(prompt);
+  EXPECT_TRUE(torch::equal(logits, full.prefill(prompt)));
+  EXPECT_EQ(session.max_cache_len(), 2 * 60);
+  EXPECT_EQ(session.next_position(), 60);
+  int64_t kept = 0;
+  const int64_t L = model.config().n_layers;
+  for (int64_t l = 0; l < L; ++l) {
+    const LayerCache& layer = session.cache().layer(l);
+    EXPECT_TRUE(layer.all_valid()) << "structured: one count for every head of a layer";
+    EXPECT_LE(layer.size(), session.cache().layer(0).size()) << "layer " << l;
+    kept += layer.size();
+  }
+  EXPECT_EQ(kept, static_cast<int64_t>(L * 60 * 0.5));
+  session.step(5);  // the question after it: nothing evicted under oneshot
+}
+
 // ThinKPress alone and after SnapKVPress (snap_think): the kept positions and the keys left at
 // them, whose pruned channels are zero (scripts/policy_parity/kvpress_think.py). The queries reach
 // the policy before RoPE with the model's rotation, and rotated through attention (SnapKV's window).
@@ -191,13 +351,7 @@ void run_think_case(const json& c) {
 }
 
 TEST(KvpressParity, ThinkZeroesTheKeyChannelsKvpressZeroes) {
-  const json fixture = parity::load_fixture("kvpress_think.json");
-  std::set<std::string> policies;
-  for (const json& c : fixture["cases"]) {
-    run_think_case(c);
-    policies.insert(c["policy"]);
-  }
-  EXPECT_EQ(policies, (std::set<std::string>{"kvpress:think", "kvpress:snap_think"}));
+  EXPECT_EQ(policies_run("kvpress_think.json", run_think_case), (std::set<std::string>{"kvpress:think", "kvpress:snap_think"}));
 }
 
 // QFilterPress with the filters written as the published artefact (model.safetensors, tensor
