@@ -33,10 +33,12 @@ struct DemoPlan {
 };
 
 // Learned presses need their published artefact (qfilter, kvzap, duo_attention) and ThinK keeps
-// every token (it prunes key channels): they refuse the demo's defaults with invalid_argument.
+// every token (it prunes key channels): they refuse the demo's defaults with invalid_argument. A
+// press that rescores a whole prompt once (KVzip) cannot stream, as the demo does.
 bool runs_with_defaults(const std::string& policy) {
   try {
     auto p = policies::make_policy(policy);
+    if (p->rescoring()) return false;
     policies::SequenceInfo info;
     info.n_layers = 1;
     info.n_heads = info.n_kv_heads = 1;

@@ -16,6 +16,7 @@
 #include "harness/runtime_options.hpp"
 #include "models/perplexity.hpp"
 #include "policies/registry.hpp"
+#include "tasks/kvpress_prompt.hpp"
 #include "tokenizers/utf8_text.hpp"
 
 namespace kvbench::harness {
@@ -102,6 +103,7 @@ int run_kept(const KeptArgs& args) {
   models::SessionOptions options = session_options(args.policy);
   auto policy = policies::make_policy(args.policy.policy, args.policy.params_json());
   LoadedRuntime rt = load_runtime(args.model);
+  options.text = tasks::model_prompt_text(*rt.tokenizer);
   const int64_t limit = args.max_tokens > 0 ? args.max_tokens : kMaxPositions + 1;
   std::vector<int> encoded = models::encode_prefix(*rt.tokenizer, text, limit, /*add_special_tokens=*/true);
   if (encoded.empty()) throw std::invalid_argument(args.text_file + ": no text (the file encodes to no token)");

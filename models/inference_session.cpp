@@ -6,7 +6,6 @@
 
 #include "models/attention.hpp"
 #include "models/prefill_share.hpp"
-#include "policies/context_rescoring.hpp"
 
 namespace kvbench::models {
 
@@ -75,7 +74,7 @@ torch::Tensor InferenceSession::rescored_prefill(const std::vector<int64_t>& tok
   torch::Tensor logits = run(tokens, policies::Phase::kPrefill, /*compress=*/false, all_logits);
   const Checkpoint prompt = checkpoint();
   const CacheControl inspector = std::exchange(inspector_, CacheControl{});  // probes see the job's forwards only
-  const std::vector<std::vector<int64_t>> inputs = rescoring.scoring_inputs(tokens);
+  const std::vector<std::vector<int64_t>> inputs = rescoring.scoring_inputs(tokens, options_.text.get());
   for (size_t i = 0; i < inputs.size(); ++i) {
     rescoring.begin_scoring_input(i);
     run(inputs[i], policies::Phase::kPrefillBlock, /*compress=*/false, false);

@@ -11,6 +11,7 @@
 #include "models/protocol.hpp"
 #include "models/transformer.hpp"
 #include "policies/budget.hpp"
+#include "policies/context_rescoring.hpp"
 #include "policies/policy.hpp"
 
 namespace kvbench::models {
@@ -21,6 +22,9 @@ struct SessionOptions {
   policies::Budget budget = policies::Budget::unlimited();
   uint64_t seed = 0;
   bool fused_attention = true;  // false: the chunked attention path only (kernel comparisons)
+  // The model's tokenizer and chat template, for a policy that writes its scoring inputs as text
+  // (policies/context_rescoring.hpp); null: none (such a policy then refuses).
+  std::shared_ptr<const policies::PromptText> text;
 };
 
 class InferenceSession {

@@ -7,15 +7,29 @@
 // every layer with Phase::kPrefill. The scoring forwards' tokens count in the cache's peak memory,
 // as in the reference.
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace kvbench::policies {
 
+// The model's text side, for a policy that writes its scoring inputs as text (kvpress's KVzip asks
+// the model to repeat the context): the tokenizer without special tokens added, and the model's own
+// chat template rendered around one user message (add_generation_prompt, enable_thinking false);
+// nullopt when the tokenizer has no chat template. The session gets it from the task
+// (SessionOptions::text).
+struct PromptText {
+  std::function<std::vector<int64_t>(const std::string& text)> encode;
+  std::function<std::optional<std::string>(const std::string& user_message)> chat;
+};
+
 class ContextRescoring {
  public:
   virtual ~ContextRescoring() = default;
-  // The token sequences to feed after `prompt`, each on the prompt's cache alone.
-  virtual std::vector<std::vector<int64_t>> scoring_inputs(const std::vector<int64_t>& prompt) = 0;
+  // The token sequences to feed after `prompt`, each on the prompt's cache alone; `text` is null
+  // where the session was given none.
+  virtual std::vector<std::vector<int64_t>> scoring_inputs(const std::vector<int64_t>& prompt, const PromptText* text) = 0;
   // observe() calls from here until the next begin_scoring_input() or compress() are input `index`'s.
   virtual void begin_scoring_input(size_t index) = 0;
 };

@@ -80,4 +80,17 @@ std::vector<KvpressIds> kvpress_ids_by_context(const models::Tokenizer& tokenize
   return ids;
 }
 
+std::shared_ptr<const policies::PromptText> model_prompt_text(const models::Tokenizer& tokenizer) {
+  auto text = std::make_shared<policies::PromptText>();
+  text->encode = [&tokenizer](const std::string& s) {
+    const std::vector<int> ids = tokenizer.encode(s, /*add_special_tokens=*/false);
+    return std::vector<int64_t>(ids.begin(), ids.end());
+  };
+  text->chat = [&tokenizer](const std::string& message) -> std::optional<std::string> {
+    if (!tokenizer.config().chat_template) return std::nullopt;
+    return render(kModelChatTemplate, message, tokenizer);
+  };
+  return text;
+}
+
 }  // namespace kvbench::tasks

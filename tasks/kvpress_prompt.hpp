@@ -6,10 +6,12 @@
 // context + a separator and split there (the part after the separator is the suffix); the model's
 // own template is rendered with enable_thinking=False, pipeline.py's default.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "policies/context_rescoring.hpp"
 #include "tokenizers/tokenizer.hpp"
 
 namespace kvbench::tasks {
@@ -42,5 +44,9 @@ std::vector<KvpressIds> kvpress_ids_by_context(const models::Tokenizer& tokenize
                                                const std::vector<int64_t>& max_new_tokens, int64_t model_context,
                                                std::optional<int64_t> max_context_length, const std::string& task,
                                                const std::string& length_param = "max_context_length");
+
+// The model's tokenizer and own chat template as kvpress's presses read them (KVzip's repeat
+// prompts): encode without special tokens; the template rendered as pipeline.py renders it.
+std::shared_ptr<const policies::PromptText> model_prompt_text(const models::Tokenizer& tokenizer);
 
 }  // namespace kvbench::tasks

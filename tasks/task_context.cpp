@@ -2,6 +2,7 @@
 
 #include "policies/budget.hpp"
 #include "policies/registry.hpp"
+#include "tasks/kvpress_prompt.hpp"
 
 namespace kvbench::tasks {
 
@@ -15,6 +16,7 @@ models::SessionOptions TaskContext::session_options() const {
   s.block = block;
   s.budget = policies::Budget::parse(budget);
   s.seed = seed;
+  if (tokenizer) s.text = model_prompt_text(*tokenizer);
   return s;
 }
 

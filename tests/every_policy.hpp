@@ -16,10 +16,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 
 #include "models/model_config.hpp"
+#include "models/model_loader.hpp"
 #include "models/protocol.hpp"
+#include "tasks/kvpress_prompt.hpp"
 #include "tensorio/safetensors.hpp"
 
 namespace kvbench::testing {
@@ -43,13 +46,20 @@ inline bool policy_refuses(const std::string& policy, models::Protocol protocol,
          ((think || duo || sized_by_ratio || thresholded(policy)) && token_budget);
 }
 
-// Presses that score a whole prompt once (kvpress's CompactorPress and KVComposePress: prefill only): under the decode
+// Presses that score a whole prompt once (kvpress's CompactorPress, KVComposePress and KVzipPress: prefill only): under the decode
 // or stream protocol they refuse with one clear error the first time they must evict, so the
 // tests that run every policy under those protocols leave them out (their own test checks the
 // refusal).
 inline bool prefill_only(const std::string& policy) {
   return policy == "kvpress:compactor" || policy == "kvpress:adakv_compactor" || policy == "kvpress:kvcompose" ||
-         policy == "kvpress:kvcompose_unstructured";
+         policy == "kvpress:kvcompose_unstructured" || policy == "kvzip" || policy == "kvpress:kvzip" || policy == "kvpress:kvzip_plus";
+}
+
+// stories260K's tokenizer as a task hands it to its sessions (SessionOptions::text): KVzip writes its
+// repeat prompts with it.
+inline std::shared_ptr<const policies::PromptText> stories_text() {
+  static const models::Tokenizer tokenizer(models::load_model("stories260K").tokenizer_path);
+  return tasks::model_prompt_text(tokenizer);
 }
 
 // Q-filters [layers, kv_heads, head_dim] as nthngdy/<model>_qfilt's model.safetensors, written per

@@ -12,8 +12,7 @@
 #include <map>
 #include <vector>
 
-#include "policies/context_rescoring.hpp"
-#include "policies/kvpress/press.hpp"
+#include "policies/kvpress/rescoring_press.hpp"
 #include "policies/registry.hpp"
 
 namespace kvbench::policies::kvpress {
@@ -37,33 +36,16 @@ std::vector<int64_t> best_per_row(const torch::Tensor& points, int64_t total) {
   return {counts.data_ptr<int64_t>(), counts.data_ptr<int64_t>() + counts.numel()};
 }
 
-class KvComposePress : public Policy, public ContextRescoring {
+class KvComposePress : public RescoringPress {
  public:
   KvComposePress(std::string name, const nlohmann::json& p)
-      : name_(std::move(name)), structured_(p.at("structured")), agg_task_(p.at("agg_task")), agg_group_(p.at("agg_group")),
-        agg_head_(p.at("agg_head")), add_v_norm_(p.at("add_v_norm")), add_head_mean_(p.at("add_mean_across_heads")),
-        lower_bound_(p.at("keep_token_lower_bound")) {}
-  std::string name() const override { return name_; }
-  ContextRescoring* rescoring() override { return this; }
-  StatsRequest wants() const override {
-    StatsRequest r;
-    if (!scoring_) return r;  // the prefill itself needs nothing
-    (agg_task_ == "max" ? r.column_max : r.column_sums) = true;
-    return r;
-  }
-  void begin(const SequenceInfo& info) override {
-    Policy::begin(info);
-    scoring_ = false;
-    task_.clear();
-    queries_.clear();
-    value_norms_.clear();
-    kept_.clear();
-  }
-  std::vector<std::vector<int64_t>> scoring_inputs(const std::vector<int64_t>& prompt) override { return {prompt}; }
-  void begin_scoring_input(size_t) override { scoring_ = true; }
+      : RescoringPress(std::move(name), "by a second forward after it (kvpress: the prefill only)"), structured_(p.at("structured")),
+        agg_task_(p.at("agg_task")), agg_group_(p.at("agg_group")), agg_head_(p.at("agg_head")), add_v_norm_(p.at("add_v_norm")),
+        add_head_mean_(p.at("add_mean_across_heads")), lower_bound_(p.at("keep_token_lower_bound")) {}
+  std::vector<std::vector<int64_t>> scoring_inputs(const std::vector<int64_t>& prompt, const PromptText*) override { return {prompt}; }
 
   void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase) override {
-    if (!scoring_ || info_.unlimited()) return;
+    if (!in_scoring() || info_.unlimited()) return;
     const int64_t n = info_.prompt_len;
     // The pass's attention to the prompt's tokens, per query head [H, n] (as kvpress's
     // MaxAggregator/MeanAggregator over every query of every scoring input).
@@ -74,39 +56,27 @@ class KvComposePress : public Policy, public ContextRescoring {
     if (add_v_norm_) value_norms_[layer] = cache.values().narrow(1, 0, n).to(torch::kCPU, torch::kFloat32).norm(2, -1);
   }
 
-  int64_t layer_budget(int64_t layer) const override {
-    if (kept_.empty()) return info_.budget;
-    return *std::max_element(kept_[layer].begin(), kept_[layer].end());
+ protected:
+  StatsRequest scoring_wants() const override {
+    StatsRequest r;
+    (agg_task_ == "max" ? r.column_max : r.column_sums) = true;
+    return r;
   }
-
-  void compress(int64_t layer, LayerCache& cache, Phase phase) override {
-    if (info_.unlimited()) return;
-    if (phase != Phase::kPrefill) {
-      if (cache.max_head_length() > layer_budget(layer))
-        throw std::invalid_argument(name_ + " scores a whole prompt once, by a second forward after it (kvpress: the prefill only): "
-                                            "run it under --protocol oneshot");
-      return;
-    }
-    if (static_cast<int64_t>(task_.size()) != info_.n_layers)
-      throw std::invalid_argument(name_ + " needs its second forward of the prompt, which an InferenceSession runs; it was not run");
-    scoring_ = false;
-    if (kept_.empty()) plan();
-    const int64_t kv = cache.kv_heads(), widest = layer_budget(layer);
-    std::vector<int64_t> idx(kv * widest, 0);
-    for (int64_t h = 0; h < kv; ++h) {
-      const int64_t count = kept_[layer][h];
-      const torch::Tensor best = std::get<1>(scores_[layer][h].sort(/*stable=*/true, 0, /*descending=*/true)).narrow(0, 0, count);
-      const torch::Tensor ascending = std::get<0>(best.sort()).contiguous();
-      std::copy(ascending.data_ptr<int64_t>(), ascending.data_ptr<int64_t>() + count, idx.begin() + h * widest);
-    }
-    const torch::Tensor slots = torch::tensor(idx, torch::kInt64).view({kv, widest}).to(cache.keys().device());
-    if (structured_) cache.keep(slots);
-    else cache.keep(slots, torch::tensor(kept_[layer], torch::kInt64).to(cache.keys().device()));
+  void forget() override {
+    task_.clear();
+    queries_.clear();
+    value_norms_.clear();
+  }
+  bool scored() const override { return static_cast<int64_t>(task_.size()) == info_.n_layers; }
+  // Every head's own best `count` (argsort descending, ties to the older token).
+  torch::Tensor kept_positions(int64_t layer, int64_t head, int64_t count) override {
+    const torch::Tensor best = std::get<1>(scores_[layer][head].sort(/*stable=*/true, 0, /*descending=*/true)).narrow(0, 0, count);
+    return std::get<0>(best.sort());
   }
 
  private:
   // Every head's scores and how many tokens each keeps, from every layer's second-pass attention.
-  void plan() {
+  std::vector<std::vector<int64_t>> plan() override {
     const int64_t L = info_.n_layers, kv = info_.n_kv_heads, g = info_.n_heads / kv, n = info_.prompt_len;
     scores_.assign(L, {});
     std::vector<torch::Tensor> head_curves, layer_curves;
@@ -138,22 +108,20 @@ class KvComposePress : public Policy, public ContextRescoring {
     const int64_t total = info_.compression_ratio ? static_cast<int64_t>(static_cast<double>(points.numel()) * (1.0 - *info_.compression_ratio))
                                                   : points.size(0) * std::min(info_.budget, n);
     const std::vector<int64_t> counts = best_per_row(points, total);
-    kept_.assign(L, std::vector<int64_t>(kv));
+    std::vector<std::vector<int64_t>> kept(L, std::vector<int64_t>(kv));
     for (int64_t l = 0; l < L; ++l)
-      for (int64_t h = 0; h < kv; ++h) kept_[l][h] = structured_ ? counts[l] : counts[l * kv + h];
+      for (int64_t h = 0; h < kv; ++h) kept[l][h] = structured_ ? counts[l] : counts[l * kv + h];
+    return kept;
   }
 
-  std::string name_;
   bool structured_;
   std::string agg_task_, agg_group_, agg_head_;
   bool add_v_norm_, add_head_mean_;
   int64_t lower_bound_;
-  bool scoring_ = false;
   std::map<int64_t, torch::Tensor> task_;        // per layer: [H, n], max (or sum) over the scoring queries
   std::map<int64_t, int64_t> queries_;           // per layer: scoring queries seen
   std::map<int64_t, torch::Tensor> value_norms_;  // per layer: [Hkv, n] ‖v‖ of the prompt's tokens
   std::vector<std::vector<torch::Tensor>> scores_;  // per layer, per KV head: [n]
-  std::vector<std::vector<int64_t>> kept_;          // per layer, per KV head: tokens kept
 };
 
 params::Params kvcompose_params(bool structured) {

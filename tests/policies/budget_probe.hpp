@@ -10,6 +10,7 @@
 #include "models/inference_session.hpp"
 #include "models/model_loader.hpp"
 #include "models/transformer.hpp"
+#include "every_policy.hpp"
 #include "policies/registry.hpp"
 
 namespace kvbench::policies::testing {
@@ -54,6 +55,7 @@ inline std::string first_budget_violation(const std::string& policy, const nlohm
   for (int trial = 0; trial < 3; ++trial) {
     const int64_t length = 30 + static_cast<int64_t>(rng() % 60);
     models::SessionOptions options;
+    options.text = kvbench::testing::stories_text();
     options.protocol = static_cast<models::Protocol>(trial % 3);
     options.block = 1 + static_cast<int64_t>(rng() % 7);
     options.budget = Budget::tokens(8 + static_cast<int64_t>(rng() % 30));

@@ -44,6 +44,7 @@ TEST_F(PolicyInvariants, NoHeadEverExceedsItsBudget) {
       const int64_t budget = 8 + static_cast<int64_t>(rng() % 40);
       const models::Protocol protocol = static_cast<models::Protocol>(rng() % 3);
       models::SessionOptions options;
+      options.text = kvbench::testing::stories_text();
       options.protocol = protocol;
       options.block = 1 + static_cast<int64_t>(rng() % 9);
       options.budget = trial % 2 ? Budget::tokens(budget) : Budget::fraction(0.3 + 0.1 * (trial % 3));
@@ -71,6 +72,7 @@ TEST_F(PolicyInvariants, BudgetAtLeastTheSequenceGivesFullLogits) {
   for (const auto& info : registered_policies()) {
     for (models::Protocol protocol : {models::Protocol::kOneShot, models::Protocol::kStream, models::Protocol::kDecode}) {
       models::SessionOptions options;
+      options.text = kvbench::testing::stories_text();
       options.protocol = protocol;
       options.block = 5;
       models::InferenceSession full(*model_, nullptr, options);

@@ -11,7 +11,9 @@
 
 #include "budget_probe.hpp"
 #include "policies/context_rescoring.hpp"
+#include "policies/keep_scored.hpp"
 #include "policies/scorer_registry.hpp"
+#include "tasks/kvpress_prompt.hpp"
 #include "tensorio/safetensors.hpp"
 
 namespace kvbench::policies {
@@ -245,6 +247,17 @@ TEST(KvpressParity, CamAroundAdaKvIsRefusedWithKvpressReason) {
   }
 }
 
+// After a rescoring press's scoring forwards: every layer compressed as the session does it, each
+// keeping the recorded positions ("per_layer"[l]["kept"]), its widest head at the layer's budget.
+void compress_every_layer_as_recorded(Policy& policy, KVCache& cache, const json& c) {
+  for (int64_t l = 0; l < cache.n_layers(); ++l) {
+    policy.compress(l, cache.layer(l), Phase::kPrefill);
+    parity::ParityCount count;
+    parity::expect_kept(cache.layer(l), c["per_layer"][l]["kept"], json(), count);
+    EXPECT_EQ(cache.layer(l).max_head_length(), policy.layer_budget(l));
+  }
+}
+
 // KVComposePress (kvcompose, kvcompose_unstructured; scripts/policy_parity/kvpress_kvcompose.py):
 // each layer's context, then its second pass after it through models::attend (the statistics the
 // press asks for while scoring), the pass rolled back as the session does, then every layer
@@ -256,7 +269,7 @@ void run_kvcompose_case(const json& c) {
   policy->begin(parity::sequence_info(c, L));
   ContextRescoring* rescoring = policy->rescoring();
   ASSERT_NE(rescoring, nullptr);
-  ASSERT_EQ(rescoring->scoring_inputs(std::vector<int64_t>(n, 7)), std::vector<std::vector<int64_t>>{std::vector<int64_t>(n, 7)})
+  ASSERT_EQ(rescoring->scoring_inputs(std::vector<int64_t>(n, 7), nullptr), std::vector<std::vector<int64_t>>{std::vector<int64_t>(n, 7)})
       << "KVCompose's second pass is the prompt itself";
   rescoring->begin_scoring_input(0);
   models::ModelConfig config;
@@ -278,17 +291,67 @@ void run_kvcompose_case(const json& c) {
     policy->observe(l, lc, attn.stats, Phase::kPrefillBlock);
     lc.truncate(n);
   }
-  for (int64_t l = 0; l < L; ++l) {
-    policy->compress(l, cache.layer(l), Phase::kPrefill);
-    parity::ParityCount count;
-    parity::expect_kept(cache.layer(l), c["per_layer"][l]["kept"], json(), count);
-    EXPECT_EQ(cache.layer(l).max_head_length(), policy->layer_budget(l));
-  }
+  compress_every_layer_as_recorded(*policy, cache, c);
 }
 
 TEST(KvpressParity, KvcomposeKeepsWhatKvpressKeeps) {
   EXPECT_EQ(policies_run("kvpress_kvcompose.json", run_kvcompose_case),
             (std::set<std::string>{"kvpress:kvcompose", "kvpress:kvcompose_unstructured"}));
+}
+
+// KVzipPress (kvzip, kvzip_plus; scripts/policy_parity/kvpress_kvzip.py): the repeat inputs kvzip
+// builds from the recorder's stand-in tokenizer (a string's UTF-8 bytes; "<s>[INST] " + message +
+// " [/INST]" when it has a template) are kvpress's prepare()'s; each is fed after the context, layer
+// by layer, with its recorded queries, keys and values (and W_o, the hidden states for KVzip+), and
+// rolled back; every layer then keeps what kvpress leaves unmasked.
+void run_kvzip_case(const json& c) {
+  SCOPED_TRACE("case " + c["name"].get<std::string>());
+  const int64_t L = c["layers"], H = c["heads"], KV = c["kv_heads"], d = c["head_dim"], n = c["prompt_len"];
+  auto policy = make_policy(c["policy"], c["params"]);
+  policy->begin(parity::sequence_info(c, L));
+  ContextRescoring* rescoring = policy->rescoring();
+  ASSERT_NE(rescoring, nullptr);
+  PromptText text;
+  text.encode = [](const std::string& s) { return std::vector<int64_t>(s.begin(), s.end()); };  // ASCII here
+  const bool chat = c["chat_template"];
+  text.chat = [chat](const std::string& message) -> std::optional<std::string> {
+    if (!chat) return std::nullopt;
+    return "<s>[INST] " + message + " [/INST]";
+  };
+  const std::vector<int64_t> prompt = c["ids"];
+  EXPECT_THROW(rescoring->scoring_inputs(prompt, nullptr), std::invalid_argument) << "no tokenizer: one clear error";
+  const std::vector<std::vector<int64_t>> inputs = rescoring->scoring_inputs(prompt, &text);
+  ASSERT_EQ(inputs.size(), c["repeats"].size());
+  KVCache cache(L, KV, d, torch::kFloat32, policy->position_mode());
+  for (int64_t l = 0; l < L; ++l)
+    append_model_heads(cache.layer(l), parity::tensor_of(c["per_layer"][l]["k"], {KV, n, d}),
+                       parity::tensor_of(c["per_layer"][l]["v"], {KV, n, d}), torch::arange(n, torch::kInt64));
+  const torch::Tensor wo = c.contains("wo") ? parity::tensor_of(c["wo"], {H * d, H * d}) : torch::Tensor();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const json& repeat = c["repeats"][i];
+    EXPECT_EQ(inputs[i], repeat["ids"].get<std::vector<int64_t>>()) << "repeat input " << i;
+    const int64_t T = static_cast<int64_t>(repeat["ids"].size());
+    rescoring->begin_scoring_input(i);
+    for (int64_t l = 0; l < L; ++l) {
+      const json& in = repeat["layers"][l];
+      LayerCache& layer = cache.layer(l);
+      append_model_heads(layer, parity::tensor_of(in["k"], {KV, T, d}), parity::tensor_of(in["v"], {KV, T, d}), torch::arange(n, n + T));
+      AttentionStats stats;
+      const StatsRequest want = policy->wants();
+      ASSERT_TRUE(want.queries) << "the repeat's queries";
+      stats.queries = parity::tensor_of(in["q"], {H, T, d});
+      stats.n_queries = T;
+      if (want.hidden_states) stats.hidden_states = stats.queries.transpose(0, 1).reshape({T, H * d});  // q_proj is the identity
+      if (want.output_projection) stats.output_projection = wo;
+      policy->observe(l, layer, stats, Phase::kPrefillBlock);
+      layer.truncate(n);
+    }
+  }
+  compress_every_layer_as_recorded(*policy, cache, c);
+}
+
+TEST(KvpressParity, KvzipKeepsWhatKvpressLeavesUnmasked) {
+  EXPECT_EQ(policies_run("kvpress_kvzip.json", run_kvzip_case), (std::set<std::string>{"kvpress:kvzip", "kvpress:kvzip_plus"}));
 }
 
 // In a session (stories260K, oneshot): the prompt's prefill is not compressed (its logits are the
@@ -316,6 +379,35 @@ TEST(KvpressSession, KvcomposeRescoresThePromptAfterItsPrefill) {
   }
   EXPECT_EQ(kept, static_cast<int64_t>(L * 60 * 0.5));
   session.step(5);  // the question after it: nothing evicted under oneshot
+}
+
+// KVzip in a session (stories260K: a sentencepiece tokenizer without a chat template): the prompt's
+// prefill is not compressed, its one repeat input (kvpress's instruction, "\n", the prompt) runs after
+// it and is rolled back, and the layers keep L·Hkv·n − int(L·Hkv·n·r) (head, token) pairs between them.
+TEST(KvpressSession, KvzipRepeatsThePromptAfterItsPrefill) {
+  const models::Transformer& model = testing::probe_model();
+  const models::Tokenizer tokenizer(models::load_model("stories260K").tokenizer_path);
+  const std::vector<int> encoded = tokenizer.encode("Once upon a time, there was a little dog named Max. He liked to run in the park.", true);
+  const std::vector<int64_t> prompt(encoded.begin(), encoded.end());
+  const int64_t n = static_cast<int64_t>(prompt.size());
+  models::SessionOptions options;
+  options.budget = Budget::compression_ratio(0.5);
+  auto policy = make_policy("kvpress:kvzip");
+  models::InferenceSession without_text(model, policy.get(), options);
+  EXPECT_THROW(without_text.prefill(prompt), std::invalid_argument) << "no tokenizer given: one clear error";
+  options.text = tasks::model_prompt_text(tokenizer);
+  std::vector<int64_t> repeat = options.text->encode("\n\nRepeat the previous context exactly.");
+  for (int64_t id : options.text->encode("\n")) repeat.push_back(id);
+  repeat.insert(repeat.end(), prompt.begin(), prompt.end());
+  EXPECT_EQ(policy->rescoring()->scoring_inputs(prompt, options.text.get()), std::vector<std::vector<int64_t>>{repeat});
+  models::InferenceSession session(model, policy.get(), options), full(model, nullptr, models::SessionOptions{});
+  EXPECT_TRUE(torch::equal(session.prefill(prompt), full.prefill(prompt)));
+  EXPECT_EQ(session.max_cache_len(), n + static_cast<int64_t>(repeat.size()));
+  EXPECT_EQ(session.next_position(), n);
+  const int64_t L = model.config().n_layers, KV = model.config().n_kv_heads;
+  int64_t kept = 0;
+  for (int64_t l = 0; l < L; ++l) kept += valid_counts(session.cache().layer(l)).sum().item<int64_t>();
+  EXPECT_EQ(kept, L * KV * n - static_cast<int64_t>(L * KV * n * 0.5));
 }
 
 // ThinKPress alone and after SnapKVPress (snap_think): the kept positions and the keys left at
