@@ -29,6 +29,7 @@
 #include "policies/budget.hpp"
 #include "policies/registry.hpp"
 #include "policies/timed_policy.hpp"
+#include "tasks/kvpress_prompt.hpp"
 
 namespace kvbench::harness {
 namespace {
@@ -99,11 +100,13 @@ std::vector<int64_t> synthetic_tokens(int64_t count, int64_t vocab) {
 
 // `trace`: a path to write the torch profiler's Chrome trace of the decode steps to (each step
 // one "decode_step" event; scripts/trace_ops.py sums it per operator).
-Run run_once(const models::Transformer& model, const BenchCell& cell, int64_t context, const BenchArgs& args,
+Run run_once(const LoadedRuntime& rt, const BenchCell& cell, int64_t context, const BenchArgs& args,
              const std::function<void()>& on_step, const std::string& trace = "") {
+  const models::Transformer& model = *rt.transformer;
   auto inner = policies::make_policy(cell.policy.policy, cell.policy.params_json());
   policies::TimedPolicy policy(*inner);
   models::SessionOptions options = session_options(cell.policy);
+  options.text = tasks::model_prompt_text(*rt.tokenizer);  // KVzip writes its repeat prompts with it
   options.fused_attention = cell.attention == "auto";
   models::InferenceSession session(model, &policy, options);
   const std::vector<int64_t> prompt = synthetic_tokens(context, model.config().vocab_size);
@@ -137,7 +140,8 @@ Run run_once(const models::Transformer& model, const BenchCell& cell, int64_t co
   return r;
 }
 
-Row measure(const models::Transformer& model, const BenchCell& cell, int64_t context, const BenchArgs& args) {
+Row measure(const LoadedRuntime& rt, const BenchCell& cell, int64_t context, const BenchArgs& args) {
+  const models::Transformer& model = *rt.transformer;
   Row row;
   row.cell = cell;
   row.context = context;
@@ -166,10 +170,10 @@ Row measure(const models::Transformer& model, const BenchCell& cell, int64_t con
       }
     };
     // Warm-up runs pay one-off costs (CUDA context, kernel loading, allocator growth) and are not counted.
-    for (int i = 0; i < args.warmup; ++i) run_once(model, cell, context, args, on_step);
+    for (int i = 0; i < args.warmup; ++i) run_once(rt, cell, context, args, on_step);
     std::vector<Run> runs;
-    for (int i = 0; i < args.runs; ++i) runs.push_back(run_once(model, cell, context, args, on_step));
-    if (!args.trace.empty()) run_once(model, cell, context, args, on_step, args.trace);  // the profiler slows it: not counted
+    for (int i = 0; i < args.runs; ++i) runs.push_back(run_once(rt, cell, context, args, on_step));
+    if (!args.trace.empty()) run_once(rt, cell, context, args, on_step, args.trace);  // the profiler slows it: not counted
     if (bar) bar->finish();
     auto med = [&](double Run::*field) {
       std::vector<double> v;
@@ -315,7 +319,7 @@ int run_summary(const BenchArgs& args) {
   int failed = 0;
   for (const BenchCell& cell : cells)
     for (int64_t context : args.contexts) {
-      const Row row = measure(*rt.transformer, cell, context, args);
+      const Row row = measure(rt, cell, context, args);
       failed += !row.error.empty();
       if (args.json) std::cout << row_json(row, rt, args, load_s).dump() << std::endl;
       else print_table_row(row, device_memory, args.decode > 0);

@@ -41,7 +41,7 @@ CONTEXTS = [4096, 16384, 32768]
 # papers' policies and kvpress's presses (kvbench alone).
 POLICIES = ["full", "snapkv", "streaming_llm", "h2o", "pyramidkv", "adakv", "tova", "kvec", "buzz", "roco", "bumblebee",
             "cascade", "kvpress:snapkv", "kvpress:knorm", "kvpress:expected_attention", "kvpress:adakv_snapkv",
-            "kvpress:tova", "kvpress:streaming_llm"]
+            "kvpress:tova", "kvpress:streaming_llm", "kvpress:kvzip", "kvpress:kvcompose"]
 HF_PRESSES = {"snapkv", "streaming_llm", "h2o"}  # policies hf_run has a kvpress press for
 BUDGET = 1024  # tokens per KV head for the compressing policies
 DECODE = 64

@@ -89,34 +89,37 @@ class KvzipPress : public RescoringPress {
     }
     const Chunk& chunk = chunks_.at(scoring_input());
     const int64_t sink = std::min(n_sink_, chunk.begin), width = chunk.end - chunk.begin, m = sink + width + T;
-    auto columns = [&](const torch::Tensor& x) {  // the sinks, the chunk, the repeat input: [kv, m, d]
-      return torch::cat({x.narrow(1, 0, sink), x.narrow(1, chunk.begin, width), x.narrow(1, n, T)}, 1).to(torch::kCPU, torch::kFloat32);
+    // On the cache's device: the sinks, the chunk and the repeat input [kv, m, d], in float32.
+    auto columns = [&](const torch::Tensor& x) {
+      return torch::cat({x.narrow(1, 0, sink), x.narrow(1, chunk.begin, width), x.narrow(1, n, T)}, 1).to(torch::kFloat32);
     };
     const torch::Tensor keys = columns(cache.keys());
     const double root_d = std::sqrt(static_cast<double>(cache.head_dim()));
-    const torch::Tensor queries = stats.queries.to(torch::kCPU, torch::kFloat32).view({kv, g, T, cache.head_dim()});
+    const torch::Tensor queries = stats.queries.to(keys.device(), torch::kFloat32).view({kv, g, T, cache.head_dim()});
+    const auto on_device = keys.options();
     torch::Tensor column_scale, row_scale;  // KVzip+
     if (plus_) {
       const torch::Tensor values = columns(cache.values());
-      const torch::Tensor wo = stats.output_projection.to(torch::kCPU, torch::kFloat32).t().view({kv, g, cache.head_dim(), -1});
-      column_scale = torch::empty({kv, g, 1, m});
+      const torch::Tensor wo = stats.output_projection.to(keys.device(), torch::kFloat32).t().view({kv, g, cache.head_dim(), -1});
+      column_scale = torch::empty({kv, g, 1, m}, on_device);
       for (int64_t h = 0; h < kv; ++h)
         for (int64_t j = 0; j < g; ++j) column_scale[h][j][0].copy_(values[h].matmul(wo[h][j]).norm(2, -1));
-      row_scale = stats.hidden_states.to(torch::kCPU, torch::kFloat32).norm(2, -1).reciprocal().view({1, 1, T, 1});
+      row_scale = stats.hidden_states.to(keys.device(), torch::kFloat32).norm(2, -1).reciprocal().view({1, 1, T, 1});
     }
     const int64_t rows = std::clamp<int64_t>(kScoreElements / std::max<int64_t>(1, kv * g * m), 1, T);
-    torch::Tensor best = torch::full({kv, width}, -INFINITY);
+    torch::Tensor best = torch::full({kv, width}, -INFINITY, on_device);
     for (int64_t t0 = 0; t0 < T; t0 += rows) {
       const int64_t len = std::min(rows, T - t0);
       torch::Tensor logits = queries.narrow(2, t0, len).matmul(keys.transpose(1, 2).unsqueeze(1)) / root_d;
       // The repeat input attends causally to itself (kvpress adds the dtype's lowest number).
-      const torch::Tensor q = torch::arange(t0, t0 + len).view({len, 1}), j = torch::arange(T).view({1, T});
+      const auto index = on_device.dtype(torch::kInt64);
+      const torch::Tensor q = torch::arange(t0, t0 + len, index).view({len, 1}), j = torch::arange(T, index).view({1, T});
       logits.narrow(3, sink + width, T).add_((j > q).to(torch::kFloat32) * std::numeric_limits<float>::lowest());
       torch::Tensor a = torch::softmax(logits, -1);
       if (plus_) a = a * row_scale.narrow(2, t0, len) * column_scale;
       best = torch::maximum(best, a.narrow(3, sink, width).amax({1, 2}));  // over the group and the queries
     }
-    scores_[layer].narrow(1, chunk.begin, width).copy_(best);
+    scores_[layer].narrow(1, chunk.begin, width).copy_(best);  // kept on the host: the plan sorts them there
   }
 
  protected:
