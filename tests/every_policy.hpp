@@ -22,6 +22,7 @@
 #include "models/model_config.hpp"
 #include "models/model_loader.hpp"
 #include "models/protocol.hpp"
+#include "policies/registry.hpp"
 #include "tasks/kvpress_prompt.hpp"
 #include "tensorio/safetensors.hpp"
 
@@ -46,13 +47,17 @@ inline bool policy_refuses(const std::string& policy, models::Protocol protocol,
          ((think || duo || sized_by_ratio || thresholded(policy)) && token_budget);
 }
 
-// Presses that score a whole prompt once (kvpress's CompactorPress, KVComposePress and KVzipPress: prefill only): under the decode
-// or stream protocol they refuse with one clear error the first time they must evict, so the
-// tests that run every policy under those protocols leave them out (their own test checks the
-// refusal).
+// Presses that score a whole prompt once (kvpress's CompactorPress, and the ones that rescore it
+// with more forwards: KVComposePress, KVzipPress): under the decode or stream protocol they refuse
+// with one clear error the first time they must evict, so the tests that run every policy under
+// those protocols leave them out (their own test checks the refusal).
 inline bool prefill_only(const std::string& policy) {
-  return policy == "kvpress:compactor" || policy == "kvpress:adakv_compactor" || policy == "kvpress:kvcompose" ||
-         policy == "kvpress:kvcompose_unstructured" || policy == "kvzip" || policy == "kvpress:kvzip" || policy == "kvpress:kvzip_plus";
+  if (policy == "kvpress:compactor" || policy == "kvpress:adakv_compactor") return true;
+  try {
+    return policies::make_policy(policy)->rescoring() != nullptr;
+  } catch (const std::invalid_argument&) {
+    return false;  // a learned press without its artefact: not one that rescores
+  }
 }
 
 // stories260K's tokenizer as a task hands it to its sessions (SessionOptions::text): KVzip writes its

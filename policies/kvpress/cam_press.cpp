@@ -88,7 +88,7 @@ class CamPress : public WrapperPolicy {
     const auto is_kept = kept_mask.accessor<bool, 1>();
     std::vector<int64_t> kept, merge;
     for (int64_t i = 0; i < n; ++i) (is_kept[i] ? kept : merge).push_back(i);
-    std::stable_sort(merge.begin(), merge.end(), [&](int64_t a, int64_t b) { return s[a] > s[b] || (s[a] == s[b] && a > b); });
+    std::sort(merge.begin(), merge.end(), [&](int64_t a, int64_t b) { return s[a] > s[b] || (s[a] == s[b] && a > b); });
     merge.resize(std::min<int64_t>(candidates, static_cast<int64_t>(merge.size())));
     std::sort(merge.begin(), merge.end());
     const int64_t m = static_cast<int64_t>(merge.size());
@@ -123,7 +123,7 @@ class CamPress : public WrapperPolicy {
     const torch::Tensor contributions = (values.index_select(1, merge_slots) * scale).unsqueeze(2).expand({kv, m, B, d}) *
                                         in_window.view({1, m, B, 1});
     values.index_add_(1, target_slots, contributions.reshape({kv, m * B, d}).to(values.scalar_type()));
-    cache.keep(torch::tensor(kept, torch::kInt64).unsqueeze(0).to(device));
+    cache.keep(host_slots_on(kept, device));
   }
 
   int64_t interval_, merge_budget_;

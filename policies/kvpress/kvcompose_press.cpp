@@ -14,6 +14,7 @@
 
 #include "policies/kvpress/rescoring_press.hpp"
 #include "policies/registry.hpp"
+#include "policies/selection.hpp"
 
 namespace kvbench::policies::kvpress {
 namespace {
@@ -29,10 +30,7 @@ torch::Tensor aggregate_rows(const std::string& how, const std::vector<torch::Te
 
 // The `total` largest of `points` [rows, n], ties to the lower index: how many fall in each row.
 std::vector<int64_t> best_per_row(const torch::Tensor& points, int64_t total) {
-  const int64_t n = points.size(1);
-  const torch::Tensor order = std::get<1>(points.reshape(-1).sort(/*stable=*/true, /*dim=*/0, /*descending=*/true));
-  const torch::Tensor rows = order.narrow(0, 0, std::clamp<int64_t>(total, 0, points.numel())).div(n, "floor");
-  const torch::Tensor counts = torch::bincount(rows, {}, points.size(0));
+  const torch::Tensor counts = top_k_mask(points.reshape({1, -1}), total).view(points.sizes()).sum(1).contiguous();
   return {counts.data_ptr<int64_t>(), counts.data_ptr<int64_t>() + counts.numel()};
 }
 
@@ -68,10 +66,9 @@ class KvComposePress : public RescoringPress {
     value_norms_.clear();
   }
   bool scored() const override { return static_cast<int64_t>(task_.size()) == info_.n_layers; }
-  // Every head's own best `count` (argsort descending, ties to the older token).
+  // Every head's own best `count` (kvpress's argsort descending; ties to the older token).
   torch::Tensor kept_positions(int64_t layer, int64_t head, int64_t count) override {
-    const torch::Tensor best = std::get<1>(scores_[layer][head].sort(/*stable=*/true, 0, /*descending=*/true)).narrow(0, 0, count);
-    return std::get<0>(best.sort());
+    return top_k_slots(scores_[layer][head].unsqueeze(0), count)[0];
   }
 
  private:

@@ -17,6 +17,7 @@
 
 #include "policies/kvpress/rescoring_press.hpp"
 #include "policies/registry.hpp"
+#include "policies/selection.hpp"
 
 namespace kvbench::policies::kvpress {
 namespace {
@@ -31,8 +32,7 @@ constexpr int64_t kScoreElements = int64_t{1} << 24;  // logits per chunk of rep
 // selections keep it), as flat indices.
 torch::Tensor lowest(const torch::Tensor& values, int64_t k) {
   const int64_t n = values.numel();
-  const torch::Tensor order = std::get<1>(values.flip(0).sort(/*stable=*/true, 0, /*descending=*/false));
-  return (n - 1) - order.narrow(0, 0, std::clamp<int64_t>(k, 0, n));
+  return lowest_scored_slots(values.view({1, n}), torch::arange(n, torch::kInt64).view({1, n}), std::clamp<int64_t>(k, 0, n))[0];
 }
 
 class KvzipPress : public RescoringPress {
