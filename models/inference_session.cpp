@@ -56,11 +56,15 @@ std::optional<torch::Tensor> InferenceSession::shared_prefill(const std::vector<
   return logits;
 }
 
-torch::Tensor InferenceSession::prefill(const std::vector<int64_t>& tokens, bool all_logits) {
+torch::Tensor InferenceSession::prefill(const std::vector<int64_t>& tokens, bool all_logits, int64_t query_tokens) {
   if (tokens.empty()) throw std::invalid_argument("prefill: empty prompt");
+  if (query_tokens < 0 || query_tokens >= static_cast<int64_t>(tokens.size()))
+    throw std::invalid_argument("prefill: the question's " + std::to_string(query_tokens) + " tokens leave no context in a prompt of " +
+                                std::to_string(tokens.size()));
   const auto& c = model_.config();
   info_ = {c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, static_cast<int64_t>(tokens.size()),
-           options_.budget.resolve(static_cast<int64_t>(tokens.size())), options_.seed, options_.budget.compression_ratio()};
+           options_.budget.resolve(static_cast<int64_t>(tokens.size())), options_.seed, options_.budget.compression_ratio(),
+           query_tokens};
   if (policy_) policy_->begin(info_);
   if (policy_ && policy_->rescoring() && !info_.unlimited() && options_.protocol != Protocol::kStream)
     return rescored_prefill(tokens, all_logits);

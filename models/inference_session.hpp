@@ -33,8 +33,9 @@ class InferenceSession {
   InferenceSession(const Transformer& model, policies::Policy* policy, SessionOptions options);
 
   // Feeds the prompt. Returns logits [T, vocab] for every prompt token when all_logits (the row
-  // of token t predicts token t+1), else [1, vocab] for the last.
-  torch::Tensor prefill(const std::vector<int64_t>& tokens, bool all_logits = false);
+  // of token t predicts token t+1), else [1, vocab] for the last. `query_tokens`: how many of the
+  // prompt's last tokens are the question (a query-aware prompt; SequenceInfo::query_tokens).
+  torch::Tensor prefill(const std::vector<int64_t>& tokens, bool all_logits = false, int64_t query_tokens = 0);
   // Feeds more prompt tokens after the cache as it stands (a later turn of a conversation): as
   // prefill does (blocks under stream), but the policy is not begun again and the phase is
   // kPrefillBlock. Returns the logits [1, vocab] of the last token.

@@ -35,6 +35,9 @@ struct SequenceInfo {
   // Given as kvpress's compression ratio ("ratio:<r>"): r, which PyramidKVPress's layer budgets
   // use unrounded.
   std::optional<double> compression_ratio;
+  // How many of the prompt's last tokens are the question, in a query-aware prompt built for a
+  // policy that names a query_delimiter() (kvpress's FinchPress window); 0: not given.
+  int64_t query_tokens = 0;
   // No eviction. From 2^40 tokens on a budget counts as unlimited too: no sequence is that long,
   // and policies compute with smaller budgets (sums, products of strides) without overflow.
   bool unlimited() const { return budget >= (int64_t{1} << 40); }
@@ -65,6 +68,11 @@ class Policy {
   // the session drives it (policies/context_rescoring.hpp). Null for every other policy; a
   // wrapper that forwards calls forwards this too.
   virtual ContextRescoring* rescoring() { return nullptr; }
+  // The text a query-aware task puts between the context and the question for this policy
+  // (kvpress's FinchPress: "<|finch_sep|>", a special token added to the tokenizer): the task then
+  // tokenises the two apart, feeds them without it and hands the session the question's token
+  // count (SequenceInfo::query_tokens). Empty for every other policy.
+  virtual std::string query_delimiter() const { return {}; }
   const SequenceInfo& info() const { return info_; }
 
  protected:

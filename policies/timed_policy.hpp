@@ -34,6 +34,7 @@ class TimedPolicy : public Policy {
   }
   int64_t layer_budget(int64_t layer) const override { return inner_.layer_budget(layer); }
   ContextRescoring* rescoring() override { return inner_.rescoring(); }
+  std::string query_delimiter() const override { return inner_.query_delimiter(); }
 
   // Seconds spent in observe() + compress() since the last reset.
   double seconds() const { return seconds_; }

@@ -36,6 +36,7 @@ std::vector<std::string> family_names() {
 struct InfinitebenchFed {
   std::string prompt;                      // the text fed (kvpress: context, then the question part)
   std::vector<int64_t> ids, question_ids;  // kvpress: the context's ids and the question's after it
+  int64_t query_tokens = 0;                 // kvpress, query-aware: KvpressIds::query_tokens
   int64_t original_tokens = 0;
   bool truncated = false;
   DecodingSettings dec;
@@ -107,7 +108,7 @@ class InfiniteBenchTask : public Task {
     const std::string model_name = kvpress ? "kvpress" : ctx.param<std::string>("template");
     for (size_t i : order) {
       const InfinitebenchFed& f = fed[i];
-      const Completion out = kvpress ? compress_once.answer(f.ids, f.question_ids, f.dec) : complete(ctx, f.ids, f.dec);
+      const Completion out = kvpress ? compress_once.answer(f.ids, f.question_ids, f.dec, f.query_tokens) : complete(ctx, f.ids, f.dec);
       const double score = scorer == "kvpress" ? metrics::infinitebench_kvpress_score_one(task_, out.text, f.label)
                                                : metrics::infinitebench_score_one(task_, out.text, f.label, model_name);
       loop.record({std::to_string(records[i].id), out.prompt_tokens, out.text, references(f.label), {{"score", score}},
@@ -146,15 +147,16 @@ class InfiniteBenchTask : public Task {
     std::vector<InfinitebenchFed> fed;
     std::vector<KvpressParts> parts;
     std::vector<int64_t> max_new_tokens;
+    const bool aware = ctx.param<bool>("query_aware");
+    const std::string delimiter = aware ? ctx.query_delimiter() : "";
     for (const ib::Record& r : records) {
       const ib::KvpressRow row = ib::kvpress_row(r, task_);
       InfinitebenchFed& f = fed.emplace_back();
       f.dec.max_new_tokens = ctx.param_or<int64_t>("max_new_tokens", row.max_new_tokens);
       f.dec.stop_token_ids.assign(ctx.tokenizer->stop_ids().begin(), ctx.tokenizer->stop_ids().end());
       f.label = scorer == "kvpress" ? nlohmann::json(row.answer) : ib::ground_truth(r, task_);
-      std::string context = row.context, question = row.question;
-      if (ctx.param<bool>("query_aware")) context += question, question.clear();
-      parts.push_back(kvpress_parts(context, question, row.answer_prefix, chat(ctx), *ctx.tokenizer));
+      parts.push_back(aware ? kvpress_query_aware_parts(row.context, row.question, row.answer_prefix, chat(ctx), *ctx.tokenizer, delimiter)
+                          : kvpress_parts(row.context, row.question, row.answer_prefix, chat(ctx), *ctx.tokenizer));
       max_new_tokens.push_back(f.dec.max_new_tokens);
     }
     const std::optional<int64_t> limit = ctx.given("max_context_length") ? std::optional<int64_t>(ctx.param_or<int64_t>("max_context_length", 0)) : std::nullopt;
@@ -163,6 +165,7 @@ class InfiniteBenchTask : public Task {
       InfinitebenchFed& f = fed[i];
       f.ids = std::move(ids[i].context);
       f.question_ids = std::move(ids[i].question);
+      f.query_tokens = ids[i].query_tokens;
       f.original_tokens = ids[i].original_context_tokens;
       f.truncated = ids[i].truncated;
       f.prompt = ctx.tokenizer->decode(std::vector<int>(f.ids.begin(), f.ids.end())) + parts[i].question;

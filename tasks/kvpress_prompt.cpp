@@ -38,16 +38,39 @@ KvpressParts kvpress_parts(const std::string& context, const std::string& questi
   return parts;
 }
 
+KvpressParts kvpress_query_aware_parts(const std::string& context, const std::string& question, const std::string& answer_prefix,
+                                       const std::string& chat_template, const models::Tokenizer& tokenizer,
+                                       const std::string& delimiter) {
+  KvpressParts parts = kvpress_parts(context + delimiter + question, "", answer_prefix, chat_template, tokenizer);
+  parts.query_delimiter = delimiter;
+  return parts;
+}
+
 KvpressIds kvpress_ids(const models::Tokenizer& tokenizer, const KvpressParts& parts, int64_t max_context_length) {
   if (max_context_length < 1) throw std::invalid_argument("kvpress: max_context_length must be >= 1");
   KvpressIds ids;
   // pipeline.py encodes bos_token + context, or the rendered template, without adding specials.
-  const std::vector<int> context = tokenizer.encode(parts.context, /*add_bos=*/!parts.context_has_bos);
+  const bool add_bos = !parts.context_has_bos;
+  const std::vector<int> context = parts.query_delimiter.empty() ? tokenizer.encode(parts.context, add_bos)
+                                                                 : tokenizer.encode(parts.context, add_bos, {parts.query_delimiter});
   const std::vector<int> question = tokenizer.encode(parts.question, /*add_bos=*/false);
   ids.original_context_tokens = static_cast<int64_t>(context.size());
   ids.truncated = ids.original_context_tokens > max_context_length;
   ids.context.assign(context.begin(), context.begin() + std::min<int64_t>(max_context_length, ids.original_context_tokens));
   ids.question.assign(question.begin(), question.end());
+  if (!parts.query_delimiter.empty()) {
+    // FinchPress's embedding hook: exactly one delimiter, a question after it, and the delimiter
+    // dropped before the model sees the prompt.
+    const int delimiter = tokenizer.encode(parts.query_delimiter, false, {parts.query_delimiter}).at(0);
+    const auto at = std::find(ids.context.begin(), ids.context.end(), delimiter);
+    const std::string where = "kvpress (query-aware, delimiter " + parts.query_delimiter + "): ";
+    if (std::count(ids.context.begin(), ids.context.end(), delimiter) != 1)
+      throw std::invalid_argument(where + (at == ids.context.end() ? "the context was cut before the question; raise max_context_length"
+                                                                    : "the text holds the delimiter itself"));
+    ids.query_tokens = static_cast<int64_t>(ids.context.end() - at) - 1;
+    if (ids.query_tokens == 0) throw std::invalid_argument(where + "no question tokens after the delimiter");
+    ids.context.erase(at);
+  }
   return ids;
 }
 

@@ -200,13 +200,15 @@ class LongBenchV2Task : public Task {
     const auto items = read_items(data_files(ctx).front(), ctx.limit);
     ExampleLoop loop(ctx, static_cast<int64_t>(items.size()));
     std::vector<KvpressParts> parts;
+    const bool aware = ctx.param<bool>("query_aware");
+    const std::string delimiter = aware ? ctx.query_delimiter() : "";
     for (const auto& [where, item] : items) {
       const std::string context = python_format(kv.at("context_template").get<std::string>(), [&](const std::string&) { return field(item, "context", where); });
       const std::string question = python_format(kv.at("question_template").get<std::string>(), [&](const std::string& name) {
         return field(item, name.size() == 1 ? ("choice_" + name).c_str() : name.c_str(), where);
       });
-      const bool aware = ctx.param<bool>("query_aware");
-      parts.push_back(kvpress_parts(aware ? context + question : context, aware ? "" : question, kv.at("answer_prefix"), chat, *ctx.tokenizer));
+      parts.push_back(aware ? kvpress_query_aware_parts(context, question, kv.at("answer_prefix"), chat, *ctx.tokenizer, delimiter)
+                            : kvpress_parts(context, question, kv.at("answer_prefix"), chat, *ctx.tokenizer));
     }
     DecodingSettings dec;
     dec.max_new_tokens = ctx.param_or<int64_t>("max_new_tokens", kv.at("max_new_tokens").get<int64_t>());
@@ -218,7 +220,7 @@ class LongBenchV2Task : public Task {
     std::map<std::string, MeanMetric> by;  // calculate_metrics: the mean overall, per difficulty and per length
     for (size_t i : run_order(ids.size(), [&](size_t k) -> const std::vector<int64_t>& { return ids[k].context; }, true)) {
       const auto& [where, item] = items[i];
-      const Completion out = compress_once.answer(ids[i].context, ids[i].question, dec);
+      const Completion out = compress_once.answer(ids[i].context, ids[i].question, dec, ids[i].query_tokens);
       const std::string answer = field(item, "answer", where);
       const double correct = metrics::longbench_v2_kvpress_correct(out.text, answer) ? 1.0 : 0.0;
       for (const std::string& key : {std::string("average"), field(item, "difficulty", where), field(item, "length", where)}) by[key].add(correct);

@@ -56,16 +56,18 @@ TaskOutput run(const TaskContext& ctx, const std::string& data_file, const std::
   dec.stop_token_ids.assign(ctx.tokenizer->stop_ids().begin(), ctx.tokenizer->stop_ids().end());
   ExampleLoop loop(ctx, static_cast<int64_t>(lengths.size() * depths.size()));
   CompressOnce compress_once(ctx);
+  const std::string delimiter = ctx.param<bool>("query_aware") ? ctx.query_delimiter() : "";
   nlohmann::json heatmap = nlohmann::json::object();
   int64_t unscored = 0;
   for (int64_t cell = 0; cell < loop.size(); ++cell) {
     const int64_t length = lengths[cell / depths.size()];
     const double depth = depths[cell % depths.size()];
-    std::string context = insert_needle(*ctx.tokenizer, encoded, length, depth), question = row.question;
-    if (ctx.param<bool>("query_aware")) context += question, question.clear();
-    const KvpressParts parts = kvpress_parts(context, question, row.answer_prefix, chat, *ctx.tokenizer);
+    const std::string context = insert_needle(*ctx.tokenizer, encoded, length, depth);
+    const KvpressParts parts = ctx.param<bool>("query_aware")
+                                   ? kvpress_query_aware_parts(context, row.question, row.answer_prefix, chat, *ctx.tokenizer, delimiter)
+                                   : kvpress_parts(context, row.question, row.answer_prefix, chat, *ctx.tokenizer);
     const KvpressIds ids = kvpress_ids(*ctx.tokenizer, parts, length);  // evaluate.py passes max_context_length on
-    const Completion out = compress_once.answer(ids.context, ids.question, dec);
+    const Completion out = compress_once.answer(ids.context, ids.question, dec, ids.query_tokens);
     nlohmann::json scores = nlohmann::json::object();
     try {  // calculate_metrics: Rouge().get_scores(needle.strip(), predicted_answer.strip())[0]
       const metrics::PltrdyScores s = metrics::pltrdy_rouge(metrics::python_strip(row.needle), metrics::python_strip(out.text));

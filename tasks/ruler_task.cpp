@@ -48,6 +48,7 @@ struct RulerItem {
 struct RulerFed {
   std::string prompt;
   std::vector<int64_t> ids, question_ids;
+  int64_t query_tokens = 0;  // kvpress, query-aware: KvpressIds::query_tokens
   DecodingSettings dec;
 };
 
@@ -169,9 +170,10 @@ class RulerTask : public Task {
     // Every prompt first: kvpress's pipeline answers the questions of one context from one prefill.
     std::vector<RulerFed> fed;
     bool warned_past_context = false;
+    const std::string delimiter = pipeline == "kvpress" && ctx.param<bool>("query_aware") ? ctx.query_delimiter() : "";
     for (int64_t i = 0; i < loop.size(); ++i) {
       const RulerItem& item = items[i];
-      const RulerFed& f = fed.emplace_back(prepare(ctx, item, pipeline, chat));
+      const RulerFed& f = fed.emplace_back(prepare(ctx, item, pipeline, chat, delimiter));
       const int64_t prompt_tokens = static_cast<int64_t>(f.ids.size() + f.question_ids.size());
       if (!warned_past_context && prompt_tokens + f.dec.max_new_tokens > ctx.max_context()) {
         std::cerr << "warning: ruler/" << config_.name << ": sample " << item.id << " needs " << prompt_tokens << " prompt + "
@@ -186,7 +188,7 @@ class RulerTask : public Task {
     for (size_t i : run_order(fed.size(), [&](size_t k) -> const std::vector<int64_t>& { return fed[k].ids; }, pipeline == "kvpress")) {
       const RulerItem& item = items[i];
       const RulerFed& f = fed[i];
-      const Completion out = pipeline == "kvpress" ? compress_once.answer(f.ids, f.question_ids, f.dec) : complete(ctx, f.ids, f.dec);
+      const Completion out = pipeline == "kvpress" ? compress_once.answer(f.ids, f.question_ids, f.dec, f.query_tokens) : complete(ctx, f.ids, f.dec);
       const std::string pred = metrics::ruler_postprocess(out.text, post);
       const double v = metric == "string_match_part" ? metrics::ruler_string_match_part(pred, item.outputs)
                                                      : metrics::ruler_string_match_all(pred, item.outputs);
@@ -206,8 +208,10 @@ class RulerTask : public Task {
   }
 
  private:
-  // One item's prompt as its pipeline feeds it, and its decoding.
-  RulerFed prepare(const TaskContext& ctx, const RulerItem& item, const std::string& pipeline, const std::string& chat) const {
+  // One item's prompt as its pipeline feeds it, and its decoding; `delimiter`: the policy's query
+  // delimiter in a query-aware kvpress prompt.
+  RulerFed prepare(const TaskContext& ctx, const RulerItem& item, const std::string& pipeline, const std::string& chat,
+                   const std::string& delimiter) const {
     RulerFed f;
     f.dec.max_new_tokens = ctx.param_or<int64_t>("tokens_to_generate", item.max_new_tokens.value_or(ruler::constants(config_.generator).tokens_to_generate));
     f.dec.stop_strings = ctx.param<std::vector<std::string>>("stop_words");
@@ -219,11 +223,13 @@ class RulerTask : public Task {
     auto [context, question, answer_prefix] = item.kvpress_split
                                                   ? std::array<std::string, 3>{item.kvpress_split->first, item.kvpress_split->second, item.answer_prefix}
                                                   : kvpress_split(config_.name, item.input + item.answer_prefix);
-    if (ctx.param<bool>("query_aware")) context += question, question.clear();
-    const KvpressParts parts = kvpress_parts(context, question, answer_prefix, chat, *ctx.tokenizer);
+    const KvpressParts parts = ctx.param<bool>("query_aware")
+                                   ? kvpress_query_aware_parts(context, question, answer_prefix, chat, *ctx.tokenizer, delimiter)
+                                   : kvpress_parts(context, question, answer_prefix, chat, *ctx.tokenizer);
     KvpressIds kv = kvpress_ids(*ctx.tokenizer, parts, std::numeric_limits<int64_t>::max());
     f.ids = std::move(kv.context);
     f.question_ids = std::move(kv.question);
+    f.query_tokens = kv.query_tokens;
     f.prompt = parts.context + parts.question;
     if (!f.dec.stop_strings.empty()) throw std::invalid_argument("ruler: stop_words are call_api.py's; the kvpress pipeline stops at EOS only");
     f.dec.stop_token_ids.assign(ctx.tokenizer->stop_ids().begin(), ctx.tokenizer->stop_ids().end());  // generation_config's eos_token_id

@@ -61,6 +61,9 @@ struct TaskContext {
   // A fresh policy instance (one per sequence: policies keep per-sequence state).
   std::unique_ptr<policies::Policy> make_policy() const;
   models::SessionOptions session_options() const;
+  // What a query-aware kvpress prompt puts between context and question for the job's policy
+  // (Policy::query_delimiter; empty for all but FinchPress).
+  std::string query_delimiter() const { return make_policy()->query_delimiter(); }
   // The same context with the Full cache (fidelity tasks' reference run).
   TaskContext with_full_cache() const;
   int64_t max_context() const { return model->config().max_seq_len; }

@@ -8,7 +8,8 @@
 //   prefill as well, and CompressionRatioDecodingPress (a fraction of the tokens seen);
 // - the parameters that make a policy runnable: learned presses read a published artefact, which
 //   is written here (random, in the published format) for the model's shape; DMSPress needs a
-//   threshold; R-KV's window (8) must stay below the budget, which these tests draw from 6 up.
+//   threshold; R-KV's window (8) must stay below the budget, which these tests draw from 6 up;
+//   FinchPress's window is the question of a query-aware prompt, which these prompts have not.
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
@@ -47,12 +48,13 @@ inline bool policy_refuses(const std::string& policy, models::Protocol protocol,
          ((think || duo || sized_by_ratio || thresholded(policy)) && token_budget);
 }
 
-// Presses that score a whole prompt once (kvpress's CompactorPress, and the ones that rescore it
-// with more forwards: KVComposePress, KVzipPress): under the decode or stream protocol they refuse
-// with one clear error the first time they must evict, so the tests that run every policy under
-// those protocols leave them out (their own test checks the refusal).
+// Presses that score a whole prompt once (kvpress's CompactorPress, FinchPress, and the ones that
+// rescore it with more forwards: KVComposePress, KVzipPress): under the decode or stream protocol
+// they refuse with one clear error the first time they must evict, so the tests that run every
+// policy under those protocols leave them out (their own test checks the refusal).
 inline bool prefill_only(const std::string& policy) {
-  if (policy == "kvpress:compactor" || policy == "kvpress:adakv_compactor") return true;
+  if (policy == "kvpress:compactor" || policy == "kvpress:adakv_compactor" || policy == "finch" || policy == "kvpress:finch")
+    return true;
   try {
     return policies::make_policy(policy)->rescoring() != nullptr;
   } catch (const std::invalid_argument&) {
@@ -146,6 +148,7 @@ inline nlohmann::json runnable_params(const std::string& policy, const models::M
                                  model.n_kv_heads);
   if (thresholded(policy)) p["threshold"] = 0.0;
   if (policy == "rkv") p["window_size"] = 4;
+  if (policy == "finch" || policy == "kvpress:finch") p["window_size"] = 4;  // no question in these prompts
   if (policy == "kvpress:lukv") p["budget_curve"] = lukv_curve_file(model.n_layers, model.n_kv_heads);
   if (policy == "duo_attention" || policy == "kvpress:duo_attention") {
     p["attn_pattern"] = duo_pattern_dir(model.n_layers, model.n_kv_heads);

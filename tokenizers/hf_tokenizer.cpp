@@ -1,5 +1,7 @@
 #include "tokenizers/hf_tokenizer.hpp"
 
+#include <optional>
+
 #include "tokenizers/utf8_text.hpp"
 
 namespace kvbench::models {
@@ -10,18 +12,27 @@ HfTokenizer::HfTokenizer(HfPipeline pipeline, std::string format)
   for (const AddedToken& t : added_.tokens()) vocab_size_ = std::max(vocab_size_, t.id + 1);
 }
 
-std::vector<int> HfTokenizer::encode(const std::string& text, bool add_special_tokens) const {
+std::vector<int> HfTokenizer::encode(const std::string& text, bool add_special_tokens,
+                                     const std::vector<ExtraSpecialToken>& extra) const {
   utf8::require_valid(text, "tokenizer input");
+  std::optional<AddedVocabulary> with_extra;  // the added vocabulary with `extra` appended, as transformers' add_special_tokens
+  if (!extra.empty()) {
+    std::vector<AddedToken> tokens = added_.tokens();
+    for (const ExtraSpecialToken& t : extra)
+      if (!added_.id_of(t.content)) tokens.push_back({t.content, t.id, /*special=*/true});
+    with_extra.emplace(std::move(tokens), p_.normalizer.get());
+  }
+  const AddedVocabulary& added = with_extra ? *with_extra : added_;
   std::vector<int> ids;
   std::vector<PreToken> words;
   RegexBudget budget(text.size());
-  for (TextPiece& raw : added_.split(text, /*normalized_tokens=*/false)) {
+  for (TextPiece& raw : added.split(text, /*normalized_tokens=*/false)) {
     if (raw.id >= 0) {
       ids.push_back(raw.id);
       continue;
     }
     if (p_.normalizer) p_.normalizer->normalize(raw.text);
-    for (TextPiece& piece : added_.split(raw.text, /*normalized_tokens=*/true)) {
+    for (TextPiece& piece : added.split(raw.text, /*normalized_tokens=*/true)) {
       if (piece.id >= 0) {
         ids.push_back(piece.id);
         continue;

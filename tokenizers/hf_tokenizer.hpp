@@ -30,7 +30,8 @@ class HfTokenizer : public TokenizerBackend {
  public:
   HfTokenizer(HfPipeline pipeline, std::string format);
 
-  std::vector<int> encode(const std::string& text, bool add_special_tokens) const override;
+  using TokenizerBackend::encode;
+  std::vector<int> encode(const std::string& text, bool add_special_tokens, const std::vector<ExtraSpecialToken>& extra) const override;
   std::string decode(const std::vector<int>& ids, bool skip_special_tokens) const override;
   std::optional<int> token_to_id(const std::string& token) const override;
   std::string piece(int id) const override;

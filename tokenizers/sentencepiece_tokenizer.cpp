@@ -61,7 +61,8 @@ SentencePieceTokenizer::SentencePieceTokenizer(const std::string& model_path) {
 
 SentencePieceTokenizer::~SentencePieceTokenizer() = default;
 
-std::vector<int> SentencePieceTokenizer::encode(const std::string& text, bool add_special_tokens) const {
+std::vector<int> SentencePieceTokenizer::encode(const std::string& text, bool add_special_tokens,
+                                                const std::vector<ExtraSpecialToken>& extra) const {
   // sentencepiece would map invalid bytes to U+FFFD and score a different text: refused, as the
   // tokenizer.json backend refuses it.
   utf8::require_valid(text, "tokenizer input");
@@ -70,6 +71,7 @@ std::vector<int> SentencePieceTokenizer::encode(const std::string& text, bool ad
   std::vector<std::pair<std::string, int>> specials;
   for (int id : {bos_id(), eos_id()})
     if (id >= 0 && id < vocab_size()) specials.emplace_back(sp_->id_to_piece(id), id);
+  for (const ExtraSpecialToken& t : extra) specials.emplace_back(t.content, t.id);
   std::vector<int> ids;
   if (add_special_tokens) ids.push_back(bos_id());
   size_t start = 0;

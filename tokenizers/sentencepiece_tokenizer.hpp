@@ -18,7 +18,8 @@ class SentencePieceTokenizer : public TokenizerBackend {
   // add_special_tokens prepends BOS; "<s>" / "</s>" written in the text become BOS / EOS (as
   // transformers' LlamaTokenizer). Decoding always drops BOS and EOS (sentencepiece renders its
   // control tokens as nothing).
-  std::vector<int> encode(const std::string& text, bool add_special_tokens) const override;
+  using TokenizerBackend::encode;
+  std::vector<int> encode(const std::string& text, bool add_special_tokens, const std::vector<ExtraSpecialToken>& extra) const override;
   std::string decode(const std::vector<int>& ids, bool skip_special_tokens) const override;
   std::optional<int> token_to_id(const std::string& token) const override;
   std::string piece(int id) const override;

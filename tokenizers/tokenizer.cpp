@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <stdexcept>
 
 #include "datasets/regular_file.hpp"
 #include "tokenizers/generation_config.hpp"
@@ -81,6 +82,18 @@ Tokenizer::~Tokenizer() = default;
 
 std::vector<int> Tokenizer::encode(const std::string& text, bool add_special_tokens) const {
   return backend_->encode(text, add_special_tokens);
+}
+
+std::vector<int> Tokenizer::encode(const std::string& text, bool add_special_tokens,
+                                   const std::vector<std::string>& added_special_tokens) const {
+  std::vector<ExtraSpecialToken> extra;
+  int next_id = vocab_size();
+  for (const std::string& content : added_special_tokens) {
+    if (content.empty()) throw std::invalid_argument("tokenizer: an added special token is empty");
+    const std::optional<int> known = token_to_id(content);
+    extra.push_back({content, known ? *known : next_id++});
+  }
+  return backend_->encode(text, add_special_tokens, extra);
 }
 
 std::string Tokenizer::decode(const std::vector<int>& ids, bool skip_special_tokens) const {

@@ -30,6 +30,12 @@ class Tokenizer {
   // tokenizer runs its post-processor (Llama-3 prepends <|begin_of_text|>, Qwen3 adds nothing).
   // Special-token strings in the text become their ids.
   std::vector<int> encode(const std::string& text, bool add_special_tokens) const;
+  // As encode(), with `added_special_tokens` added first as transformers'
+  // tokenizer.add_special_tokens({"additional_special_tokens": [...]}) adds them (kvpress's
+  // FinchPress delimiter): each keeps the id the vocabulary has for it, else takes the next free
+  // one (vocab_size(), vocab_size() + 1, ...), and splits the text wherever it occurs. The
+  // tokenizer itself is unchanged.
+  std::vector<int> encode(const std::string& text, bool add_special_tokens, const std::vector<std::string>& added_special_tokens) const;
   // Special tokens are kept (as transformers' decode(skip_special_tokens=False)) unless asked.
   // sentencepiece always drops BOS/EOS.
   std::string decode(const std::vector<int>& ids, bool skip_special_tokens = false) const;

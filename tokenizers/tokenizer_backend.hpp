@@ -7,11 +7,20 @@
 
 namespace kvbench::models {
 
+// A special token added for one encode, as transformers' tokenizer.add_special_tokens() adds one
+// (kvpress's FinchPress delimiter): matched in the raw text before anything else, no stripping.
+struct ExtraSpecialToken {
+  std::string content;
+  int id = -1;
+};
+
 class TokenizerBackend {
  public:
   virtual ~TokenizerBackend() = default;
   // `add_special_tokens`: sentencepiece prepends BOS; Hugging Face runs the post-processor.
-  virtual std::vector<int> encode(const std::string& text, bool add_special_tokens) const = 0;
+  std::vector<int> encode(const std::string& text, bool add_special_tokens) const { return encode(text, add_special_tokens, {}); }
+  virtual std::vector<int> encode(const std::string& text, bool add_special_tokens,
+                                  const std::vector<ExtraSpecialToken>& extra) const = 0;
   virtual std::string decode(const std::vector<int>& ids, bool skip_special_tokens) const = 0;
   virtual std::optional<int> token_to_id(const std::string& token) const = 0;
   virtual std::string piece(int id) const = 0;  // "" for an unknown id

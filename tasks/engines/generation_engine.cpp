@@ -76,6 +76,7 @@ struct CompressOnce::Held {
   std::unique_ptr<policies::Policy> policy;
   std::unique_ptr<models::InferenceSession> session;
   std::vector<int64_t> context;
+  int64_t query_tokens = 0;
   models::InferenceSession::Checkpoint compressed;  // the cache right after the context
   torch::Tensor logits;                               // what the context's last token predicts
 };
@@ -84,19 +85,21 @@ CompressOnce::CompressOnce(const TaskContext& ctx) : ctx_(ctx) {}
 CompressOnce::~CompressOnce() = default;
 
 Completion CompressOnce::answer(const std::vector<int64_t>& context, const std::vector<int64_t>& question,
-                                const DecodingSettings& decoding) {
+                                const DecodingSettings& decoding, int64_t query_tokens) {
   require_greedy_stop_tokens(decoding, "kvpress's pipeline");
   using clock = models::JobClock;
   const models::SessionOptions options = ctx_.session_options();
-  const bool reuse = held_ && held_->context == context && options.protocol == models::Protocol::kOneShot && !ctx_.observer;
+  const bool reuse = held_ && held_->context == context && held_->query_tokens == query_tokens &&
+                     options.protocol == models::Protocol::kOneShot && !ctx_.observer;
   auto t0 = clock::now();
   if (!reuse) {
     held_ = std::make_unique<Held>();
     held_->policy = ctx_.make_policy();
     held_->session = std::make_unique<models::InferenceSession>(*ctx_.model, held_->policy.get(), options);
     held_->context = context;
+    held_->query_tokens = query_tokens;
     if (ctx_.observer) ctx_.observer->begin(*held_->session, static_cast<int64_t>(context.size() + question.size()));
-    held_->logits = held_->session->prefill(context).squeeze(0).clone();
+    held_->logits = held_->session->prefill(context, false, query_tokens).squeeze(0).clone();
     held_->compressed = held_->session->checkpoint();
     ++prefills_;
   }

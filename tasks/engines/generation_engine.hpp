@@ -51,13 +51,14 @@ Completion complete(const TaskContext& ctx, const std::vector<int64_t>& prompt, 
 // answered greedily, and the cache rolled back to the compressed context for the next question.
 // Under the oneshot protocol nothing is evicted after the prefill, so every answer equals the one a
 // separate prefill of the same context gives; under stream/decode (eviction while answering) each
-// question gets its own prefill. prefills() counts the prefills run.
+// question gets its own prefill. prefills() counts the prefills run. `query_tokens`: the context's
+// last tokens that are the question (KvpressIds::query_tokens).
 class CompressOnce {
  public:
   explicit CompressOnce(const TaskContext& ctx);
   ~CompressOnce();
   Completion answer(const std::vector<int64_t>& context, const std::vector<int64_t>& question,
-                    const DecodingSettings& decoding);
+                    const DecodingSettings& decoding, int64_t query_tokens = 0);
   int64_t prefills() const { return prefills_; }
 
  private:

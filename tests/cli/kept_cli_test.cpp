@@ -1,7 +1,9 @@
 // `kvbench kept` on stories260K: the positions each head keeps equal kvpress's rule for
 // kvpress:knorm (the lowest key norms) and kvpress:observed_attention (the mean attention a token
 // received from the queries that saw it, averaged over each KV head's query heads), both computed
-// here from a float64 forward written independently of models/ (llama2.c's interleaved RoPE).
+// here from a float64 forward written independently of models/ (llama2.c's interleaved RoPE); and
+// kvpress:finch with a fixed window (the attention of the prompt's last w tokens to the others, row i
+// multiplied by the T − w + i tokens it sees, the window itself kept).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -83,18 +85,19 @@ bool expect_top(const std::vector<int64_t>& ours, const Tensor& scores, int64_t 
   return std::abs(boundary - next) <= eps;
 }
 
-nlohmann::json kept_json(const std::string& policy, const std::string& budget, int tokens) {
+nlohmann::json kept_json(const std::string& policy, const std::string& budget, int tokens, const std::string& params = "") {
   CommandResult r = run_kvbench("kept --text-file " + kTinyStories + " --max-tokens " + std::to_string(tokens) + " --policy " +
-                                policy + " --budget " + budget + " --json 2>&1");
+                                policy + (params.empty() ? "" : " --policy-params '" + params + "'") + " --budget " + budget + " --json 2>&1");
   EXPECT_EQ(r.exit_code, 0) << r.output;
   return nlohmann::json::parse(r.output);
 }
 
 class KeptCli : public ::testing::Test {
  protected:
-  void check(const std::string& policy, const std::function<Tensor(const Float64Layer&, int64_t kv_heads)>& rule) {
+  void check(const std::string& policy, const std::function<Tensor(const Float64Layer&, int64_t kv_heads)>& rule,
+             const std::string& params = "") {
     const double ratio = 0.6;
-    const nlohmann::json out = kept_json(policy, "ratio:0.6", 160);
+    const nlohmann::json out = kept_json(policy, "ratio:0.6", 160, params);
     const std::vector<int64_t> ids = out["ids"];
     const models::LoadedModel m = models::load_model("stories260K");
     const std::vector<Float64Layer> layers = float64_forward(m, ids);
@@ -124,6 +127,16 @@ TEST_F(KeptCli, ObservedAttentionKeepsTheMostAttendedTokensOfAFloat64Forward) {
     Tensor mean = l.probs.sum(1) / seen_by;                         // [H, T]
     return mean.reshape({kv_heads, H / kv_heads, T}).mean(1);
   });
+}
+
+TEST_F(KeptCli, FinchKeepsWhatItsWindowAttendsMostOfAFloat64Forward) {
+  const int64_t w = 16;
+  check("kvpress:finch", [w](const Float64Layer& l, int64_t kv_heads) {
+    const int64_t H = l.probs.size(0), T = l.probs.size(1);
+    Tensor rows = l.probs.slice(1, T - w, T).slice(2, 0, T - w) * torch::arange(T - w, T, torch::kFloat64).reshape({1, w, 1});
+    Tensor scores = rows.mean(1).reshape({kv_heads, H / kv_heads, T - w}).mean(1);
+    return torch::cat({scores, torch::full({kv_heads, w}, INFINITY, torch::kFloat64)}, 1);  // the window is kept
+  }, R"({"window_size": 16})");
 }
 
 // The page escapes the text it shows and shades every token of every layer.

@@ -36,6 +36,7 @@ class CheckedPolicy : public Policy {
   }
   int64_t layer_budget(int64_t layer) const override { return inner_->layer_budget(layer); }
   ContextRescoring* rescoring() override { return inner_->rescoring(); }
+  std::string query_delimiter() const override { return inner_->query_delimiter(); }
   std::vector<std::string> violations;
   int64_t compressions = 0;
 

@@ -354,6 +354,91 @@ TEST(KvpressParity, KvzipKeepsWhatKvpressLeavesUnmasked) {
   EXPECT_EQ(policies_run("kvpress_kvzip.json", run_kvzip_case), (std::set<std::string>{"kvpress:kvzip", "kvpress:kvzip_plus"}));
 }
 
+// FinchPress (finch; scripts/policy_parity/kvpress_finch.py): the window's attention rows kvpress
+// read, the prompt's keys in the cache (before RoPE under rerotate_keys, which rotates them by slot
+// order at read time; rotated otherwise); each KV head keeps kvpress's positions and, re-rotated,
+// attention then sees kvpress's re-rotated keys.
+void run_finch_case(const json& c, parity::ParityCount& count) {
+  SCOPED_TRACE("case " + c["name"].get<std::string>());
+  const int64_t H = c["heads"], KV = c["kv_heads"], d = c["head_dim"], T = c["prompt_len"], w = c["window"];
+  const models::Rope rope = recorded_rope(c);
+  auto policy = make_policy("kvpress:finch", c["params"]);
+  SequenceInfo info = parity::sequence_info(c, 1);
+  info.query_tokens = w;
+  policy->begin(info);
+  ASSERT_EQ(policy->wants().window, w);
+  const bool rerotate = c["params"].value("rerotate_keys", true);
+  ASSERT_EQ(policy->position_mode(), rerotate ? PositionMode::kCacheSlot : PositionMode::kOriginal);
+  const torch::Tensor k = parity::tensor_of(c["k"], {KV, T, d});
+  KVCache cache(1, KV, d, torch::kFloat32, policy->position_mode());
+  LayerCache& layer = cache.layer(0);
+  append_model_heads(layer, rerotate ? k : rope.apply_heads(k, 0), torch::zeros_like(k), torch::arange(T, torch::kInt64));
+  AttentionStats stats;
+  stats.window_rows = parity::tensor_of(c["rows"], {H, w, T});
+  stats.n_queries = T;
+  policy->observe(0, layer, stats, Phase::kPrefill);
+  policy->compress(0, layer, Phase::kPrefill);
+  parity::expect_kept(layer, c["kept"], c["ties"], count);
+  if (c.contains("keys_out")) {
+    const torch::Tensor theirs = parity::tensor_of(c["keys_out"], {KV, layer.size(), d});
+    EXPECT_LE((rope.apply_heads(layer.keys(), 0) - theirs).abs().max().item<double>(), 1e-4) << "re-rotated keys";
+  }
+  ++count.cases;
+}
+
+TEST(KvpressParity, FinchKeepsAndReRotatesWhatKvpressDoes) {
+  const json fixture = parity::load_fixture("kvpress_finch.json");
+  parity::ParityCount count;
+  for (const json& c : fixture["cases"]) run_finch_case(c, count);
+  parity::report("finch", fixture, count);
+  EXPECT_GE(count.cases, 9);
+  EXPECT_LE(count.tied, 2) << "only the case whose last chunk is the question alone ties";
+}
+
+// FinchPress needs the question (a query-aware prompt, or window_size) and compresses the prompt
+// once: without either it refuses at its start, under the decode protocol the first time it must
+// evict; with the question, every head keeps it, and the answer starts at the compressed length.
+TEST(KvpressSession, FinchKeepsTheQuestionAndAnswersAfterTheKeptTokens) {
+  const models::Transformer& model = testing::probe_model();
+  std::vector<int64_t> prompt{1};
+  for (int64_t i = 1; i < 60; ++i) prompt.push_back(3 + (i * 37) % 500);
+  models::SessionOptions options;
+  options.budget = Budget::compression_ratio(0.5);
+  auto policy = make_policy("kvpress:finch");
+  models::InferenceSession no_question(model, policy.get(), options);
+  try {
+    no_question.prefill(prompt);
+    ADD_FAILURE() << "a prompt without a question must be refused";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("query_aware: true"), std::string::npos) << e.what();
+  }
+  models::SessionOptions decode = options;
+  decode.protocol = models::Protocol::kDecode;
+  models::InferenceSession decoding(model, policy.get(), decode);
+  decoding.prefill(prompt, false, 8);
+  EXPECT_THROW(decoding.step(5), std::invalid_argument) << "prefill only";
+
+  models::InferenceSession session(model, policy.get(), options);
+  const int64_t q = 8, kept = 30;
+  session.prefill(prompt, false, q);
+  for (int64_t l = 0; l < model.config().n_layers; ++l) {
+    const LayerCache& layer = session.cache().layer(l);
+    ASSERT_EQ(layer.size(), kept);
+    for (int64_t h = 0; h < layer.kv_heads(); ++h) {
+      const std::set<int64_t> positions = parity::kept_positions(layer, h);
+      for (int64_t p = 60 - q; p < 60; ++p) EXPECT_TRUE(positions.count(p)) << "layer " << l << " head " << h << " drops question token " << p;
+    }
+  }
+  // Re-rotated, the kept keys sit at 0..29 and the next token at 30: its logits differ from the
+  // same cache left at the original positions (rerotate_keys false), which answers at 60.
+  auto original = make_policy("kvpress:finch", {{"rerotate_keys", false}});
+  models::InferenceSession unrotated(model, original.get(), options);
+  unrotated.prefill(prompt, false, q);
+  for (int64_t h = 0; h < model.config().n_kv_heads; ++h)
+    EXPECT_EQ(parity::kept_positions(unrotated.cache().layer(0), h), parity::kept_positions(session.cache().layer(0), h));
+  EXPECT_FALSE(torch::allclose(session.step(5), unrotated.step(5), 1e-4, 1e-4));
+}
+
 // In a session (stories260K, oneshot): the prompt's prefill is not compressed (its logits are the
 // full cache's), its second pass runs after it (the cache peaks at twice the prompt) and is rolled
 // back, and the layers keep int(L·n·(1 − r)) tokens between them, layer 0 the most.

@@ -11,7 +11,9 @@
 
 #include "metrics/ruler_metrics.hpp"
 #include "task_fixtures.hpp"
+#include "models/model_loader.hpp"
 #include "tasks/run_task.hpp"
+#include "tokenizers/tokenizer.hpp"
 
 namespace kvbench::tasks {
 namespace {
@@ -138,6 +140,30 @@ TEST(RulerTask, KvpressPipelineSplitsTheSampleAsKvpressDoes) {
   EXPECT_EQ(q["examples"][0]["prompt"].get<std::string>(), kvpress_prompt);
   EXPECT_NE(error_of([] { run_task({{"task", "ruler/fwe"}, {"task_params", {{"query_aware", true}}}}); }).find("kvpress pipeline only"),
             std::string::npos);
+}
+
+// FinchPress, as kvpress's evaluate.py runs it (query-aware only): the delimiter sits between the
+// context and the question in the prompt's text; the two are tokenised apart as the tokenizer splits
+// at a special token, and the delimiter is removed: BOS + context, then the question, fed as one
+// prompt, then "\n" + answer prefix. Without query_aware the policy refuses.
+TEST(RulerTask, FinchGetsTheQuestionOfAQueryAwarePrompt) {
+  const nlohmann::json expected = first_recorded("stories260K/1024/niah_single_1.jsonl");
+  const std::string input = expected["input"], answer_prefix = expected["answer_prefix"];
+  const size_t q = input.rfind("What is the special magic");
+  ASSERT_NE(q, std::string::npos);
+  nlohmann::json params = {{"max_seq_length", 1024}, {"record_prompts", true}, {"pipeline", "kvpress"}, {"query_aware", true}};
+  const nlohmann::json job = {{"task", "ruler/niah_single_1"}, {"limit", 1}, {"policy", "kvpress:finch"}, {"budget", "ratio:0.5"}, {"task_params", params}};
+  const nlohmann::json r = run_task(job);
+  const std::string question = input.substr(q) + " ";  // kvpress's split: the space before the answer prefix ends it
+  EXPECT_EQ(r["examples"][0]["prompt"].get<std::string>(), input.substr(0, q) + "<|finch_sep|>" + question + "\n" + answer_prefix.substr(1));
+  const models::Tokenizer tok(models::load_model("stories260K").tokenizer_path);
+  const size_t fed = tok.encode(input.substr(0, q), true).size() + tok.encode(question, false).size() + tok.encode("\n" + answer_prefix.substr(1), false).size();
+  EXPECT_EQ(r["examples"][0]["prompt_tokens"].get<size_t>(), fed);
+  EXPECT_NE(fed, tok.encode(input + " ", true).size() + tok.encode("\n" + answer_prefix.substr(1), false).size())
+      << "the split must show in the tokens for this test to mean much";
+  nlohmann::json unaware = job;
+  unaware["task_params"]["query_aware"] = false;
+  EXPECT_NE(error_of([&] { run_task(unaware); }).find("query_aware: true"), std::string::npos);
 }
 
 // kvpress's compress-once protocol: the rows that share a context are answered from one prefill

@@ -4,6 +4,8 @@
 // decoding splits multi-byte characters.
 #include "tokenizers/tokenizer_test_support.hpp"
 
+#include <algorithm>
+
 namespace kvbench::testing {
 namespace {
 
@@ -34,6 +36,25 @@ TEST_P(HfGolden, DecodingSplitCharactersMatchesLossyUtf8) {
     saw_replacement |= d.at("decoded").get<std::string>().find("\xEF\xBF\xBD") != std::string::npos;
   }
   EXPECT_TRUE(saw_replacement) << "the cases must include incomplete UTF-8";
+}
+
+// A special token added for one encode (kvpress's FinchPress delimiter) splits the text as the
+// library splits it after tokenizer.add_special_tokens(), takes the next free id, and leaves the
+// tokenizer unchanged (scripts/make_added_special_goldens.js).
+TEST_P(HfGolden, AddedSpecialTokenSplitsAsTheLibraryDoes) {
+  const nlohmann::json recorded = read_json(kFixtures + "/added_special_token.json");
+  const nlohmann::json& golden = recorded.at("tokenizers").at(GetParam() + "-tokenizer");
+  const std::string token = recorded.at("token");
+  const models::Tokenizer& tok = real_tokenizer(GetParam());
+  EXPECT_EQ(golden.at("token_id").get<int>(), tok.vocab_size());
+  ASSERT_GE(golden.at("cases").size(), 6u);
+  for (const auto& c : golden.at("cases")) {
+    const std::string text = c.at("text");
+    EXPECT_EQ(tok.encode(text, false, {token}), c.at("ids").get<std::vector<int>>()) << text;
+  }
+  EXPECT_FALSE(tok.token_to_id(token).has_value());
+  const std::vector<int> plain = tok.encode("a" + token + "b", false);
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), tok.vocab_size()), 0) << "without the token the text stays text";
 }
 
 INSTANTIATE_TEST_SUITE_P(RealTokenizers, HfGolden, ::testing::Values("llama3", "qwen3"));
