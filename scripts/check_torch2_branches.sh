@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 standin=tests/fixtures/torch2_standin
 includes=("${@:-/usr/include /usr/include/torch/csrc/api/include}")
 flags=(-std=gnu++17 -fsyntax-only -D_GLIBCXX_USE_CXX11_ABI=1 -Wall -Wextra -Wno-unused-parameter -Werror
-       -I"$standin" -I. -Itests)
+       -I"$standin" -I. -Itests -DKVBENCH_TESTS_DIR=\"$PWD/tests\")
 for dir in ${includes[@]}; do
   [[ "$dir" == /usr/include ]] || flags+=(-isystem "$dir")  # a system dir as -isystem breaks #include_next
 done

@@ -9,7 +9,8 @@
 // - the parameters that make a policy runnable: learned presses read a published artefact, which
 //   is written here (random, in the published format) for the model's shape; DMSPress needs a
 //   threshold; R-KV's window (8) must stay below the budget, which these tests draw from 6 up;
-//   FinchPress's window is the question of a query-aware prompt, which these prompts have not.
+//   FinchPress's window is the question of a query-aware prompt, which these prompts have not;
+//   FastKVzip reads its gates from a torch.save file, recorded for stories260K only.
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
@@ -149,6 +150,11 @@ inline nlohmann::json runnable_params(const std::string& policy, const models::M
   if (thresholded(policy)) p["threshold"] = 0.0;
   if (policy == "rkv") p["window_size"] = 4;
   if (policy == "finch" || policy == "kvpress:finch") p["window_size"] = 4;  // no question in these prompts
+  // FastKVzip's gates as the published files are (torch.save), written by its recorder for
+  // stories260K's shape (scripts/policy_parity/kvpress_fastkvzip.py): no C++ writes that format.
+  if ((policy == "fastkvzip" || policy == "kvpress:fastkvzip") && model.n_layers == 5 && model.n_heads == 8 && model.n_kv_heads == 4 &&
+      model.dim == 64)
+    p["gates"] = std::string(KVBENCH_TESTS_DIR) + "/fixtures/policy_parity/fastkvzip/stories260k/q2_dim16_sink16.pt";
   if (policy == "kvpress:lukv") p["budget_curve"] = lukv_curve_file(model.n_layers, model.n_kv_heads);
   if (policy == "duo_attention" || policy == "kvpress:duo_attention") {
     p["attn_pattern"] = duo_pattern_dir(model.n_layers, model.n_kv_heads);

@@ -15,9 +15,9 @@
 #include <string>
 #include <vector>
 
+#include "policies/kvpress/pair_pruning.hpp"
 #include "policies/kvpress/rescoring_press.hpp"
 #include "policies/registry.hpp"
-#include "policies/selection.hpp"
 
 namespace kvbench::policies::kvpress {
 namespace {
@@ -27,13 +27,6 @@ constexpr const char* kDummyContext = "dummy context";
 constexpr const char* kFirstRepeat = "\n\nRepeat the previous context exactly.";
 constexpr const char* kNextRepeat = "\n\nRepeat the part of the previous context exactly, starting with";
 constexpr int64_t kScoreElements = int64_t{1} << 24;  // logits per chunk of repeat queries
-
-// The `k` lowest of `values` (1-D), ties to the later index (so the older token stays, as kvbench's
-// selections keep it), as flat indices.
-torch::Tensor lowest(const torch::Tensor& values, int64_t k) {
-  const int64_t n = values.numel();
-  return lowest_scored_slots(values.view({1, n}), torch::arange(n, torch::kInt64).view({1, n}), std::clamp<int64_t>(k, 0, n))[0];
-}
 
 class KvzipPress : public RescoringPress {
  public:
@@ -135,10 +128,7 @@ class KvzipPress : public RescoringPress {
     pruned_.clear();
   }
   bool scored() const override { return !scores_.empty(); }
-  torch::Tensor kept_positions(int64_t layer, int64_t head, int64_t) override {
-    const int64_t n = info_.prompt_len;
-    return pruned_[layer].narrow(0, head * n, n).logical_not().nonzero().squeeze(1);
-  }
+  torch::Tensor kept_positions(int64_t layer, int64_t head, int64_t) override { return kept_of_head(pruned_[layer], head, info_.prompt_len); }
 
  private:
   struct Chunk {
@@ -148,26 +138,9 @@ class KvzipPress : public RescoringPress {
   // Which (head, token) pairs each layer evicts: its lowest, as many as the global (or per-layer)
   // budget leaves it; what each head keeps follows.
   std::vector<std::vector<int64_t>> plan() override {
-    const int64_t L = info_.n_layers, kv = info_.n_kv_heads, n = info_.prompt_len, per_layer = kv * n;
-    // kvpress's int(pairs · r); a token budget B is r = 1 − B/n of every head.
-    auto pruned_of = [&](int64_t pairs) {
-      return info_.compression_ratio ? static_cast<int64_t>(static_cast<double>(pairs) * *info_.compression_ratio)
-                                     : pairs / n * (n - std::min(info_.budget, n));
-    };
-    std::vector<int64_t> counts(L, pruned_of(per_layer));
-    if (!layerwise_) {
-      const torch::Tensor all = torch::stack(scores_).reshape(-1);
-      const torch::Tensor per = torch::bincount(lowest(all, pruned_of(all.numel())).div(per_layer, "floor"), {}, L);
-      for (int64_t l = 0; l < L; ++l) counts[l] = per[l].item<int64_t>();
-    }
-    std::vector<std::vector<int64_t>> kept(L, std::vector<int64_t>(kv));
-    pruned_.clear();
-    for (int64_t l = 0; l < L; ++l) {
-      pruned_.push_back(torch::zeros({per_layer}, torch::kBool).index_fill_(0, lowest(scores_[l].reshape(-1), counts[l]), true));
-      const torch::Tensor per_head = n - pruned_.back().view({kv, n}).sum(1);
-      for (int64_t h = 0; h < kv; ++h) kept[l][h] = per_head[h].item<int64_t>();
-    }
-    return kept;
+    PairPruning pruning = prune_lowest_pairs(scores_, info_, layerwise_);
+    pruned_ = std::move(pruning.pruned);
+    return pruning.kept;
   }
 
   bool layerwise_;

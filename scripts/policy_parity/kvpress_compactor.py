@@ -13,7 +13,7 @@ imported from a checkout, never copied.
 The press reads queries and keys BEFORE RoPE from the hidden states (module.q_proj, module.k_proj);
 here the hidden states are [q_pre | k_pre] and the projections select each half. The keys it is
 given are k_pre rotated at positions 0 … T−1 (transformers' default Llama RoPE, half-split).
-Read by tests/policies/kvpress_parity_test.cpp (KvpressParity.CompactorMatchesKvpress).
+Read by tests/policies/kvpress_prompt_parity_test.cpp (KvpressParity.CompactorMatchesKvpress).
 """
 import os
 import sys

@@ -222,4 +222,38 @@ inline ParityCount run_fixture(const std::string& file) {
   return count;
 }
 
+// The RoPE of a recorded case: transformers' half-split layout at the case's theta, as the
+// recorders' module.rotary_emb.
+inline models::Rope recorded_rope(const json& c) {
+  models::ModelConfig config;
+  config.head_dim = c["head_dim"];
+  config.n_heads = c["heads"];
+  config.n_kv_heads = c["kv_heads"];
+  config.rope_theta = c["rope_theta"];
+  config.rope_style = models::RopeStyle::kHalfSplit;
+  return models::Rope(config);
+}
+
+// Runs every case of a fixture whose cases name their own policy; returns the policies named.
+inline std::set<std::string> policies_run(const std::string& fixture, const std::function<void(const json&)>& run_case) {
+  const json cases = load_fixture(fixture)["cases"];
+  std::set<std::string> policies;
+  for (const json& c : cases) {
+    run_case(c);
+    policies.insert(c["policy"]);
+  }
+  return policies;
+}
+
+// After a rescoring press's scoring forwards: every layer compressed as the session does it, each
+// keeping the recorded positions ("per_layer"[l]["kept"]), its widest head at the layer's budget.
+inline void compress_every_layer_as_recorded(Policy& policy, KVCache& cache, const json& c) {
+  for (int64_t l = 0; l < cache.n_layers(); ++l) {
+    policy.compress(l, cache.layer(l), Phase::kPrefill);
+    ParityCount count;
+    expect_kept(cache.layer(l), c["per_layer"][l]["kept"], json(), count);
+    EXPECT_EQ(cache.layer(l).max_head_length(), policy.layer_budget(l));
+  }
+}
+
 }  // namespace kvbench::policies::parity
