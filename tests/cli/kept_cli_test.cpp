@@ -24,8 +24,6 @@ namespace {
 
 using torch::Tensor;
 
-const std::string kShared = KVBENCH_SHARED_DIR;
-const std::string kTinyStories = kShared + "/data/tinystories/TinyStories-valid.head.txt";
 
 struct Float64Layer {
   Tensor keys;   // [kv_heads, T, head_dim], rotated

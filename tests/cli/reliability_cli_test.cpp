@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "cli/run_binary.hpp"
+#include "error_text.hpp"
 #include "harness/job_spec.hpp"
 #include "harness/score_metrics.hpp"
 #include "harness/temp_dir.hpp"
@@ -19,9 +20,7 @@ namespace kvbench::testing {
 namespace {
 namespace fs = std::filesystem;
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-const std::string kShared = KVBENCH_SHARED_DIR;
 
 void expect_clear_error(const std::string& args, const std::string& message) {
   CommandResult r = run_kvbench(args + " 2>&1");

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <string>
 
+#include "shared_dir.hpp"
+
 namespace kvbench::testing {
 
 struct CommandResult {
@@ -25,5 +27,8 @@ inline CommandResult run_shell(const std::string& command) {
 }
 
 inline CommandResult run_kvbench(const std::string& args) { return run_shell(std::string(KVBENCH_BINARY) + " " + args); }
+
+// The text the CLI tests feed.
+inline const std::string kTinyStories = kShared + "/data/tinystories/TinyStories-valid.head.txt";
 
 }  // namespace kvbench::testing

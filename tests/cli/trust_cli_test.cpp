@@ -12,16 +12,14 @@
 #include <sstream>
 
 #include "cli/run_binary.hpp"
+#include "error_text.hpp"
 #include "harness/temp_dir.hpp"
 
 namespace kvbench::testing {
 namespace {
 namespace fs = std::filesystem;
 
-const std::string kShared = KVBENCH_SHARED_DIR;
-const std::string kTinyStories = kShared + "/data/tinystories/TinyStories-valid.head.txt";
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 size_t count(const std::string& text, const std::string& part) {
   size_t n = 0;

@@ -15,7 +15,6 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-std::string slurp(const std::string& path) { return table_testing::read_text(path); }
 
 bool has_gnuplot() { return !harness::find_gnuplot().empty(); }
 
@@ -27,7 +26,7 @@ void expect_images(const harness::FigureFiles& files) {
   char magic[8] = {};
   png.read(magic, 8);
   EXPECT_EQ(std::string(magic + 1, 3), "PNG");
-  const std::string svg = slurp(files.svg);
+  const std::string svg = table_testing::read_text(files.svg);
   EXPECT_NE(svg.find("<svg"), std::string::npos);
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
 }
@@ -37,12 +36,12 @@ TEST(Figure, LinesDataHoldOursAndThePapersNumbers) {
   const auto spec = table_testing::fixture_spec();
   const auto table = harness::compute_table(spec, harness::ResultsIndex::load(table_testing::fixture_results_dir()));
   const auto files = harness::draw_figure(spec, table, dir.path.string(), /*render=*/false);
-  const std::string data = slurp(files.data);
+  const std::string data = table_testing::read_text(files.data);
   // x, label, then (ours, paper) for KVEC and KVEC-0.5; the Avg. column is not plotted.
   EXPECT_NE(data.find("50\t50%\t32\t30\tNaN\tNaN\n"), std::string::npos) << data;
   EXPECT_NE(data.find("20\t20%\t21\t20\t19\t18.5\n"), std::string::npos) << data;
   EXPECT_EQ(data.find("Avg."), std::string::npos) << data;
-  const std::string script = slurp(files.script);
+  const std::string script = table_testing::read_text(files.script);
   EXPECT_NE(script.find("set terminal svg"), std::string::npos);
   EXPECT_NE(script.find("set output 'fixture_xsum.png'"), std::string::npos);
   EXPECT_NE(script.find("title 'KVEC (paper)'"), std::string::npos) << script;
@@ -67,7 +66,7 @@ TEST(Figure, HeatmapAndBarsRender) {
     const auto files = harness::draw_figure(spec, table, dir.path.string());
     expect_images(files);
     if (std::string(type) == "heatmap") {
-      EXPECT_NE(slurp(files.data).find("1\t0\t21\t21.0\n"), std::string::npos) << slurp(files.data);
+      EXPECT_NE(table_testing::read_text(files.data).find("1\t0\t21\t21.0\n"), std::string::npos) << table_testing::read_text(files.data);
     }
   }
 }
@@ -154,8 +153,8 @@ TEST(Figure, FilesAreReplacedAtomically) {
   }
   harness::draw_figure(spec, table, out.string(), render);
   for (const auto& ext : exts) {
-    EXPECT_EQ(slurp((dir.path / ("kept" + ext)).string()), "old") << ext;
-    EXPECT_NE(slurp((out / ("fixture_xsum" + ext)).string()), "old") << ext;
+    EXPECT_EQ(table_testing::read_text((dir.path / ("kept" + ext)).string()), "old") << ext;
+    EXPECT_NE(table_testing::read_text((out / ("fixture_xsum" + ext)).string()), "old") << ext;
   }
   std::vector<std::string> names;
   for (const auto& e : fs::directory_iterator(out)) names.push_back(e.path().filename().string());

@@ -20,7 +20,6 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-std::string slurp(const std::string& path) { return table_testing::read_text(path); }
 
 // Every attack at once; `marker` names the file a shell command would create.
 std::string hostile(const fs::path& marker) {
@@ -68,7 +67,7 @@ TEST(HostileText, GnuplotRunsNoCommandFromASpec) {
   Rendered r;
   const bool render = !harness::find_gnuplot().empty();
   const auto files = harness::draw_figure(r.spec, r.table, (r.dir.path / "fig").string(), render);
-  const std::string script = slurp(files.script);
+  const std::string script = table_testing::read_text(files.script);
   // gnuplot substitutes backquotes in double-quoted strings: the script has none left.
   std::istringstream lines(script);
   for (std::string line; std::getline(lines, line);) {

@@ -11,10 +11,10 @@
 namespace kvbench::metrics {
 namespace {
 
-nlohmann::json golden() { return test::load_fixture("infinitebench/scores.json"); }
+nlohmann::json recorded_scores() { return test::load_fixture("infinitebench/scores.json"); }
 
 TEST(InfiniteBench, ScoresEveryRecordedPredictionAsComputeScores) {
-  const nlohmann::json g = golden();
+  const nlohmann::json g = recorded_scores();
   int files = 0, examples = 0;
   for (const auto& f : g["files"]) {
     if (!f.contains("examples")) continue;  // the official code raised on this file

@@ -13,7 +13,7 @@
 namespace kvbench::metrics {
 namespace {
 
-nlohmann::json golden() { return test::load_fixture("longbench_v2/reference_cases.json"); }
+nlohmann::json reference_cases() { return test::load_fixture("longbench_v2/reference_cases.json"); }
 
 // Python's str() of round(x, 1): "6.2", "0.0", "100.0".
 std::string one_decimal(double v) {
@@ -25,7 +25,7 @@ std::string one_decimal(double v) {
 }
 
 TEST(LongBenchV2, ExtractsTheAnswerAsPredPy) {
-  for (const auto& c : golden()["extract"]) {
+  for (const auto& c : reference_cases()["extract"]) {
     const std::optional<char> got = longbench_v2_extract_answer(c["response"].get<std::string>());
     const nlohmann::json as_json = got ? nlohmann::json(std::string(1, *got)) : nlohmann::json(nullptr);
     EXPECT_EQ(as_json, c["pred"]) << c["response"];
@@ -48,7 +48,7 @@ TEST(LongBenchV2, ScoresAsKvpressCalculateMetrics) {
 }
 
 TEST(LongBenchV2, PrintsResultPysLine) {
-  for (const auto& f : golden()["result"]["files"]) {
+  for (const auto& f : reference_cases()["result"]["files"]) {
     std::vector<LongBenchV2Judged> items;
     for (const auto& it : f["items"])
       items.push_back({it["difficulty"], it["length"], it["judge"].get<bool>(), it["pred"].is_null()});

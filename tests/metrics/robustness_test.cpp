@@ -15,7 +15,7 @@ using namespace kvbench::metrics;
 
 namespace {
 
-std::string words(size_t n, uint32_t seed, size_t vocab = 300, bool periods = true) {
+std::string random_words(size_t n, uint32_t seed, size_t vocab = 300, bool periods = true) {
   std::mt19937 rng(seed);
   std::string s;
   for (size_t i = 0; i < n; ++i) {
@@ -116,8 +116,8 @@ TEST(Robustness, NonAscii) {
 }
 
 TEST(Robustness, TenThousandWords) {
-  std::string pred = words(10000, 1), ref = words(10000, 2);
-  std::string pred_one_line = words(10000, 3, 300, false);
+  std::string pred = random_words(10000, 1), ref = random_words(10000, 2);
+  std::string pred_one_line = random_words(10000, 3, 300, false);
   RougeScorer scorer({"rouge1", "rouge2", "rougeL", "rougeLsum"}, true);
   auto s = scorer.score(ref, pred);
   expect_sane(s);
@@ -137,9 +137,9 @@ TEST(Robustness, TenThousandWords) {
 
 TEST(Robustness, ManyReferences) {
   std::vector<std::string> refs;
-  for (uint32_t i = 0; i < 300; ++i) refs.push_back(words(30, 100 + i, 50));
+  for (uint32_t i = 0; i < 300; ++i) refs.push_back(random_words(30, 100 + i, 50));
   refs.push_back("");
-  std::string pred = words(40, 99, 50);
+  std::string pred = random_words(40, 99, 50);
   RougeScorer scorer({"rouge1", "rougeL"}, false);
   auto multi = scorer.score_multi(refs, pred);
   expect_sane(multi);

@@ -11,10 +11,10 @@
 namespace kvbench::metrics {
 namespace {
 
-nlohmann::json golden() { return test::load_fixture("ruler/scorer_cases.json"); }
+nlohmann::json scorer_cases() { return test::load_fixture("ruler/scorer_cases.json"); }
 
 TEST(RulerMetrics, EqualRulersEvaluateOnEveryCase) {
-  const nlohmann::json g = golden();
+  const nlohmann::json g = scorer_cases();
   std::vector<double> all, part;
   for (const auto& c : g["cases"]) {
     const std::string p = ruler_postprocess(c["prediction"].get<std::string>(), RulerPostprocess::ruler);
@@ -31,7 +31,7 @@ TEST(RulerMetrics, EqualRulersEvaluateOnEveryCase) {
 }
 
 TEST(RulerMetrics, EqualKvpressCalculateMetricsPerTask) {
-  const nlohmann::json g = golden();
+  const nlohmann::json g = scorer_cases();
   std::map<std::string, std::vector<double>> by_task;
   for (std::size_t i = 0; i < g["cases"].size(); ++i) {
     const auto& c = g["cases"][i];

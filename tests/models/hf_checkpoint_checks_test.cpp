@@ -21,18 +21,18 @@ namespace kvbench::models {
 namespace {
 namespace fs = std::filesystem;
 
-const std::string kStories = std::string(KVBENCH_SHARED_DIR) + "/models/stories260K";
+const std::string kStoriesModel = std::string(KVBENCH_SHARED_DIR) + "/models/stories260K";
 using Named = std::vector<std::pair<std::string, torch::Tensor>>;
 
-fs::path fresh_dir() { return testing::fresh_dir("kvbench-hfchk"); }
+fs::path fresh_checkpoint_dir() { return testing::fresh_dir("kvbench-hfchk"); }
 
 const LoadedModel& stories() {
-  static const LoadedModel model = load_model(kStories);
+  static const LoadedModel model = load_model(kStoriesModel);
   return model;
 }
 
 // stories260K's weights under HF names (the rotary layout does not matter here: nothing is run).
-Named hf_tensors() {
+Named checkpoint_tensors() {
   const ModelWeights& w = stories().weights;
   Named t{{"model.embed_tokens.weight", w.embedding}, {"model.norm.weight", w.final_norm}};
   for (size_t l = 0; l < w.layers.size(); ++l) {
@@ -51,7 +51,7 @@ Named hf_tensors() {
   return t;
 }
 
-nlohmann::json hf_config() {
+nlohmann::json checkpoint_config() {
   const ModelConfig& c = stories().config;
   return {{"model_type", "llama"},          {"hidden_size", c.dim},       {"intermediate_size", c.hidden_dim},
           {"num_hidden_layers", c.n_layers}, {"num_attention_heads", c.n_heads}, {"num_key_value_heads", c.n_kv_heads},
@@ -60,10 +60,10 @@ nlohmann::json hf_config() {
 }
 
 // config.json, tokenizer.model and model.safetensors holding `tensors`.
-fs::path write_checkpoint(const Named& tensors, const nlohmann::json& config = hf_config()) {
-  fs::path dir = fresh_dir();
+fs::path write_checkpoint(const Named& tensors, const nlohmann::json& config = checkpoint_config()) {
+  fs::path dir = fresh_checkpoint_dir();
   std::ofstream(dir / "config.json") << config.dump(1) << "\n";
-  fs::copy_file(kStories + "/tok512.model", dir / "tokenizer.model");
+  fs::copy_file(kStoriesModel + "/tok512.model", dir / "tokenizer.model");
   write_safetensors((dir / "model.safetensors").string(), tensors);
   return dir;
 }
@@ -75,21 +75,21 @@ void index_as(const fs::path& dir, const std::string& shard,
   fs::create_directories((dir / shard).parent_path());
   fs::rename(dir / "model.safetensors", dir / shard);
   nlohmann::json map = nlohmann::json::object();
-  for (const auto& [name, t] : hf_tensors()) map[name] = shard;
+  for (const auto& [name, t] : checkpoint_tensors()) map[name] = shard;
   edit(map);
   std::ofstream(dir / "model.safetensors.index.json") << nlohmann::json{{"weight_map", map}}.dump(1) << "\n";
 }
 
-std::string load_error(const fs::path& dir) { return testing::model_load_error(dir.string()); }
+std::string checkpoint_error(const fs::path& dir) { return testing::model_load_error(dir.string()); }
 
-TEST(HfCheckpointChecks, TheUneditedCheckpointLoads) { EXPECT_EQ(load_error(write_checkpoint(hf_tensors())), "(no error)"); }
+TEST(HfCheckpointChecks, TheUneditedCheckpointLoads) { EXPECT_EQ(checkpoint_error(write_checkpoint(checkpoint_tensors())), "(no error)"); }
 
 // I32 has F32's byte count, so the offsets agree: the integers ran as weights (perplexity inf).
 TEST(HfCheckpointChecks, IntegerWeightIsRefusedNamingFileAndTensor) {
   for (const char* tensor : {"model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight"}) {
-    const fs::path dir = write_checkpoint(hf_tensors());
+    const fs::path dir = write_checkpoint(checkpoint_tensors());
     testing::edit_safetensors_header(dir / "model.safetensors", [&](nlohmann::json& h) { h[tensor]["dtype"] = "I32"; });
-    const std::string error = load_error(dir);
+    const std::string error = checkpoint_error(dir);
     EXPECT_NE(error.find((dir / "model.safetensors").string() + ": tensor '" + tensor + "' has dtype I32; model "
                          "weights must be floating point"), std::string::npos) << error;
   }
@@ -108,11 +108,11 @@ TEST(HfCheckpointChecks, ValidateWeightsRefusesIntegerTensors) {
 
 // A 5-layer checkpoint under a 4-layer config ran as a 4-layer model.
 TEST(HfCheckpointChecks, LayersBeyondTheConfigAreRefused) {
-  nlohmann::json config = hf_config();
+  nlohmann::json config = checkpoint_config();
   const int64_t layers = stories().config.n_layers;
   config["num_hidden_layers"] = layers - 1;
-  const fs::path dir = write_checkpoint(hf_tensors(), config);
-  const std::string error = load_error(dir);
+  const fs::path dir = write_checkpoint(checkpoint_tensors(), config);
+  const std::string error = checkpoint_error(dir);
   const std::string last = std::to_string(layers - 1);
   EXPECT_NE(error.find((dir / "model.safetensors").string() + ": holds tensors the config does not use"),
             std::string::npos) << error;
@@ -122,10 +122,10 @@ TEST(HfCheckpointChecks, LayersBeyondTheConfigAreRefused) {
 
 // An o_proj bias full of +inf was ignored: kvbench applies no o_proj bias.
 TEST(HfCheckpointChecks, TensorTheConfigDoesNotUseIsRefused) {
-  Named tensors = hf_tensors();
+  Named tensors = checkpoint_tensors();
   tensors.emplace_back("model.layers.0.self_attn.o_proj.bias",
                        torch::full({stories().config.dim}, std::numeric_limits<float>::infinity()));
-  const std::string error = load_error(write_checkpoint(tensors));
+  const std::string error = checkpoint_error(write_checkpoint(tensors));
   EXPECT_NE(error.find("does not use"), std::string::npos) << error;
   EXPECT_NE(error.find("model.layers.0.self_attn.o_proj.bias"), std::string::npos) << error;
 }
@@ -133,10 +133,10 @@ TEST(HfCheckpointChecks, TensorTheConfigDoesNotUseIsRefused) {
 // Real checkpoints carry these: older Llama exports save the rotary buffer; tied models may store
 // lm_head too (the stored head is used).
 TEST(HfCheckpointChecks, InvFreqBuffersAndAStoredTiedHeadLoad) {
-  Named tensors = hf_tensors();
+  Named tensors = checkpoint_tensors();
   tensors.emplace_back("model.layers.0.self_attn.rotary_emb.inv_freq", torch::ones({stories().config.head_dim / 2}));
   tensors.emplace_back("lm_head.weight", stories().weights.embedding);
-  EXPECT_EQ(load_error(write_checkpoint(tensors)), "(no error)");
+  EXPECT_EQ(checkpoint_error(write_checkpoint(tensors)), "(no error)");
 }
 
 // Past int64, libtorch said "negative dimension" with no file; a wrapped product said "need 0".
@@ -147,45 +147,45 @@ TEST(HfCheckpointChecks, ShapesPastInt64AreNamed) {
       {{two62, 4, 16}, "the product of its dimensions overflows 64 bits"},
       {{two61, 2}, "4611686018427387904 elements of F32 need more than 2^63-1 bytes"}};
   for (const auto& [shape, what] : cases) {
-    const fs::path dir = write_checkpoint(hf_tensors());
+    const fs::path dir = write_checkpoint(checkpoint_tensors());
     testing::edit_safetensors_header(dir / "model.safetensors", [&](nlohmann::json& h) { h["model.norm.weight"]["shape"] = shape; });
-    const std::string error = load_error(dir);
+    const std::string error = checkpoint_error(dir);
     EXPECT_NE(error.find((dir / "model.safetensors").string() + ": tensor 'model.norm.weight': field 'shape' " +
                          shape.dump() + ": " + what), std::string::npos) << error;
   }
 }
 
 TEST(HfCheckpointChecks, ShardInASubdirectoryLoads) {
-  const fs::path dir = write_checkpoint(hf_tensors());
+  const fs::path dir = write_checkpoint(checkpoint_tensors());
   index_as(dir, "weights/model-00001-of-00001.safetensors");
-  EXPECT_EQ(load_error(dir), "(no error)");
+  EXPECT_EQ(checkpoint_error(dir), "(no error)");
 }
 
 // transformers loads model.safetensors before looking for an index; so does kvbench, even when the
 // index beside it names shards that are not there.
 TEST(HfCheckpointChecks, ASingleFileWinsOverAnIndexBesideIt) {
-  const fs::path dir = write_checkpoint(hf_tensors());
+  const fs::path dir = write_checkpoint(checkpoint_tensors());
   std::ofstream(dir / "model.safetensors.index.json")
       << nlohmann::json{{"weight_map", {{"model.norm.weight", "model-00001-of-00002.safetensors"}}}}.dump();
-  EXPECT_EQ(load_error(dir), "(no error)");
+  EXPECT_EQ(checkpoint_error(dir), "(no error)");
 }
 
 // The shard holds the tensor; the index is what lacks it.
 TEST(HfCheckpointChecks, TensorMissingFromTheIndexBlamesTheIndex) {
-  const fs::path dir = write_checkpoint(hf_tensors());
+  const fs::path dir = write_checkpoint(checkpoint_tensors());
   index_as(dir, "model-00001-of-00001.safetensors", [](nlohmann::json& map) { map.erase("model.norm.weight"); });
-  const std::string error = load_error(dir);
+  const std::string error = checkpoint_error(dir);
   EXPECT_NE(error.find((dir / "model.safetensors.index.json").string() +
                        ": weight_map has no entry for 'model.norm.weight'"), std::string::npos) << error;
 }
 
 TEST(HfCheckpointChecks, IndexEntriesOutsideTheModelDirectoryAreRefused) {
-  const fs::path elsewhere = write_checkpoint(hf_tensors());
+  const fs::path elsewhere = write_checkpoint(checkpoint_tensors());
   for (const std::string& target : {std::string("../") + elsewhere.filename().string() + "/model.safetensors",
                                     (elsewhere / "model.safetensors").string(), std::string("")}) {
-    const fs::path dir = write_checkpoint(hf_tensors());
+    const fs::path dir = write_checkpoint(checkpoint_tensors());
     index_as(dir, "model-00001-of-00001.safetensors", [&](nlohmann::json& map) { map["model.norm.weight"] = target; });
-    const std::string error = load_error(dir);
+    const std::string error = checkpoint_error(dir);
     EXPECT_NE(error.find((dir / "model.safetensors.index.json").string() + ": weight_map['model.norm.weight'] is \"" +
                          target + "\": a shard must be a file in the model directory"), std::string::npos) << error;
   }

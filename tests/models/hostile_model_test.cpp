@@ -24,7 +24,7 @@ using kvbench::testing::contains;
 using kvbench::testing::error_of;
 
 // A small llama config.json with `extra` merged in, one field per line.
-std::string config_error(const nlohmann::json& extra) {
+std::string hostile_config_error(const nlohmann::json& extra) {
   nlohmann::json config = {{"model_type", "llama"},      {"hidden_size", 64},        {"intermediate_size", 128},
                            {"num_hidden_layers", 2},      {"num_attention_heads", 4}, {"vocab_size", 512},
                            {"max_position_embeddings", 256}};
@@ -39,28 +39,28 @@ nlohmann::json llama3_scaling(double low, double high) {
 
 // W3: 1e-300 is positive, but in float32 it is 0 and every frequency but the first is infinite.
 TEST(HostileModel, ARopeThetaBelowOneIsRefused) {
-  const std::string flat = config_error({{"rope_theta", 1e-300}});
+  const std::string flat = hostile_config_error({{"rope_theta", 1e-300}});
   EXPECT_TRUE(contains(flat, "config.json:")) << flat;
   EXPECT_TRUE(contains(flat, "field 'rope_theta': must be at least 1")) << flat;
-  const std::string nested = config_error({{"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 1e-300}}}});
+  const std::string nested = hostile_config_error({{"rope_parameters", {{"rope_type", "default"}, {"rope_theta", 1e-300}}}});
   EXPECT_TRUE(contains(nested, "field 'rope_theta': must be at least 1")) << nested;
-  EXPECT_EQ(config_error({{"rope_theta", 500000.0}}), "(no error)");
+  EXPECT_EQ(hostile_config_error({{"rope_theta", 500000.0}}), "(no error)");
 }
 
 // W3: an inverted or empty llama3 band divides by zero or scales the wrong wavelengths.
 TEST(HostileModel, AnImpossibleLlama3BandIsRefused) {
   for (const auto& [low, high] : {std::pair<double, double>{4.0, 1.0}, {2.0, 2.0}}) {
-    const std::string error = config_error({{"rope_scaling", llama3_scaling(low, high)}});
+    const std::string error = hostile_config_error({{"rope_scaling", llama3_scaling(low, high)}});
     EXPECT_TRUE(contains(error, "config.json:")) << error;
     EXPECT_TRUE(contains(error, "field 'high_freq_factor': must be greater than low_freq_factor")) << error;
   }
-  const std::string zero = config_error({{"rope_scaling", llama3_scaling(0.0, 4.0)}});
+  const std::string zero = hostile_config_error({{"rope_scaling", llama3_scaling(0.0, 4.0)}});
   EXPECT_TRUE(contains(zero, "field 'low_freq_factor': must be positive")) << zero;
   nlohmann::json small_factor = llama3_scaling(1.0, 4.0);
   small_factor["factor"] = 1e-300;
-  const std::string factor = config_error({{"rope_scaling", small_factor}});
+  const std::string factor = hostile_config_error({{"rope_scaling", small_factor}});
   EXPECT_TRUE(contains(factor, "field 'factor': must be at least 1")) << factor;
-  EXPECT_EQ(config_error({{"rope_scaling", llama3_scaling(1.0, 4.0)}}), "(no error)");
+  EXPECT_EQ(hostile_config_error({{"rope_scaling", llama3_scaling(1.0, 4.0)}}), "(no error)");
 }
 
 // W3: finite weights (so the load's check passes) whose products overflow float32: perplexity was

@@ -23,7 +23,7 @@ TEST(Npy, ReadsWhatNumpyWrote) {
   EXPECT_LT(curve[0].mean().item<double>(), curve[98].mean().item<double>());
 }
 
-std::string error_of(const std::string& bytes) {
+std::string npy_error(const std::string& bytes) {
   const std::string path = (std::filesystem::temp_directory_path() / "kvbench_bad.npy").string();
   std::ofstream(path, std::ios::binary) << bytes;
   try {
@@ -45,14 +45,14 @@ std::string npy(const std::string& header, const std::string& data) {
 }
 
 TEST(Npy, MalformedFilesNameTheField) {
-  EXPECT_NE(error_of("not numpy at all").find("no \\x93NUMPY magic"), std::string::npos);
-  EXPECT_NE(error_of(npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }", std::string(8, '\0'))).find("truncated"),
+  EXPECT_NE(npy_error("not numpy at all").find("no \\x93NUMPY magic"), std::string::npos);
+  EXPECT_NE(npy_error(npy("{'descr': '<f8', 'fortran_order': False, 'shape': (4,), }", std::string(8, '\0'))).find("truncated"),
             std::string::npos);
-  EXPECT_NE(error_of(npy("{'descr': '>f8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0'))).find("'descr'"),
+  EXPECT_NE(npy_error(npy("{'descr': '>f8', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0'))).find("'descr'"),
             std::string::npos);
-  EXPECT_NE(error_of(npy("{'descr': '<f8', 'fortran_order': True, 'shape': (1,), }", std::string(8, '\0'))).find("Fortran"),
+  EXPECT_NE(npy_error(npy("{'descr': '<f8', 'fortran_order': True, 'shape': (1,), }", std::string(8, '\0'))).find("Fortran"),
             std::string::npos);
-  EXPECT_NE(error_of(npy("{'descr': '<f8', 'fortran_order': False, }", "")).find("'shape'"), std::string::npos);
+  EXPECT_NE(npy_error(npy("{'descr': '<f8', 'fortran_order': False, }", "")).find("'shape'"), std::string::npos);
   const torch::Tensor one = [] {
     const std::string path = (std::filesystem::temp_directory_path() / "kvbench_one.npy").string();
     double v = 2.5;

@@ -29,13 +29,13 @@ nlohmann::json reference() {
 
 std::vector<int64_t> reference_ids() { return reference()["input_ids"].get<std::vector<int64_t>>(); }
 
-torch::Tensor logits_of(const LoadedModel& m, const std::vector<int64_t>& ids) {
+torch::Tensor qwen3_logits(const LoadedModel& m, const std::vector<int64_t>& ids) {
   Transformer model(m.config, to_device(m.weights, torch::kCPU, torch::kFloat32));
   auto cache = model.make_cache(policies::PositionMode::kOriginal);
   return model.forward(ids, 0, cache, {}, /*all_logits=*/true);
 }
 
-double max_diff(const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<double>(); }
+double largest_difference(const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
 TEST(Qwen3, ConfigReadsHeadDimAndQkNorm) {
   const LoadedModel m = load_model(kFixture.string());
@@ -52,9 +52,9 @@ TEST(Qwen3, ConfigReadsHeadDimAndQkNorm) {
 TEST(Qwen3, LogitsMatchTheIndependentReference) {
   const LoadedModel m = load_model(kFixture.string());
   const torch::Tensor theirs = SafetensorsFile::open((kFixture / "reference_logits.safetensors").string()).tensor("logits");
-  const torch::Tensor ours = logits_of(m, reference_ids());
+  const torch::Tensor ours = qwen3_logits(m, reference_ids());
   ASSERT_EQ(ours.sizes(), theirs.sizes());
-  EXPECT_LE(max_diff(ours, theirs), 1e-4);
+  EXPECT_LE(largest_difference(ours, theirs), 1e-4);
 }
 
 TEST(Qwen3, CachedGreedyDecodingMatchesTheReference) {
@@ -82,7 +82,7 @@ TEST(Qwen3, QkNormWeightsChangeTheLogits) {
     l.q_norm = torch::ones_like(l.q_norm);
     l.k_norm = torch::ones_like(l.k_norm);
   }
-  EXPECT_GT(max_diff(logits_of(ones, reference_ids()), logits_of(m, reference_ids())), 1e-2);
+  EXPECT_GT(largest_difference(qwen3_logits(ones, reference_ids()), qwen3_logits(m, reference_ids())), 1e-2);
 }
 
 // Layer 0's rotated queries and keys computed by hand from the weights: RMSNorm of the input,
@@ -142,13 +142,13 @@ TEST(Qwen3, NormIsAppliedPerHeadBeforeRope) {
   model.forward(ids, 0, cache, control, true);
   ASSERT_TRUE(q0.defined());
   const HandQk right = layer0_by_hand(m, ids, NormPlacement::kPerHeadBeforeRope);
-  EXPECT_LE(max_diff(q0, right.q), 1e-4);
-  EXPECT_LE(max_diff(k0, right.k), 1e-4);
+  EXPECT_LE(largest_difference(q0, right.q), 1e-4);
+  EXPECT_LE(largest_difference(k0, right.k), 1e-4);
   // The alternatives a wrong implementation would compute are measurably different.
   for (NormPlacement wrong : {NormPlacement::kPerHeadAfterRope, NormPlacement::kWholeProjection}) {
     const HandQk other = layer0_by_hand(m, ids, wrong);
-    EXPECT_GT(max_diff(q0, other.q), 1e-2);
-    EXPECT_GT(max_diff(k0, other.k), 1e-2);
+    EXPECT_GT(largest_difference(q0, other.q), 1e-2);
+    EXPECT_GT(largest_difference(k0, other.k), 1e-2);
   }
 }
 

@@ -21,7 +21,7 @@ namespace kvbench::models {
 namespace {
 namespace fs = std::filesystem;
 
-const std::string kStories = std::string(KVBENCH_SHARED_DIR) + "/models/stories260K";
+const std::string kStoriesDir = std::string(KVBENCH_SHARED_DIR) + "/models/stories260K";
 
 using kvbench::testing::error_of;
 using kvbench::testing::contains;
@@ -29,7 +29,7 @@ using kvbench::testing::contains;
 TEST(ModelFiles, FifoAndDevicesAreRefusedWithoutBlocking) {
   const std::string fifo = (fs::temp_directory_path() / ("kvbench_model_fifo_" + std::to_string(::getpid()))).string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-  const std::string tokenizer = kStories + "/tok512.model";
+  const std::string tokenizer = kStoriesDir + "/tok512.model";
   // Run in a thread with a deadline: the bug was a process blocked forever in open().
   auto pending = std::async(std::launch::async, [&] { return error_of([&] { load_model(fifo, tokenizer); }); });
   ASSERT_EQ(pending.wait_for(std::chrono::seconds(20)), std::future_status::ready) << "blocked on the FIFO";
@@ -39,12 +39,12 @@ TEST(ModelFiles, FifoAndDevicesAreRefusedWithoutBlocking) {
   const std::string zero = error_of([&] { load_model("/dev/zero", tokenizer); });
   EXPECT_TRUE(contains(zero, "/dev/zero: the model must be a regular file or a model directory, this is a character device"))
       << zero;
-  EXPECT_TRUE(contains(error_of([&] { locate_model(kStories + "/stories260K.bin", "/dev/zero"); }),
+  EXPECT_TRUE(contains(error_of([&] { locate_model(kStoriesDir + "/stories260K.bin", "/dev/zero"); }),
                        "the tokenizer must be a regular file"));
 }
 
 TEST(ModelFiles, TokenizerLargerThanTheEmbeddingIsAnErrorNamingBoth) {
-  LoadedModel m = locate_model(kStories);
+  LoadedModel m = locate_model(kStoriesDir);
   m.config.vocab_size = 512;
   const std::string msg = error_of([&] { check_tokenizer_vocab(32000, m); });
   EXPECT_TRUE(contains(msg, m.tokenizer_path + ": the tokenizer has 32000 tokens, more than the 512 rows")) << msg;
@@ -69,7 +69,7 @@ TEST(DeviceOptions, NamesAreCheckedBeforeLibtorchSeesThem) {
 
 TEST(ModelFiles, NanInALlama2cCheckpointIsRefusedNamingTheTensor) {
   const std::string copy = (fs::temp_directory_path() / ("kvbench_nan_" + std::to_string(::getpid()) + ".bin")).string();
-  fs::copy_file(kStories + "/stories260K.bin", copy, fs::copy_options::overwrite_existing);
+  fs::copy_file(kStoriesDir + "/stories260K.bin", copy, fs::copy_options::overwrite_existing);
   int32_t header[7];
   std::ifstream(copy, std::ios::binary).read(reinterpret_cast<char*>(header), sizeof header);
   const int64_t dim = header[0], layers = header[2], vocab = std::abs(header[5]);
@@ -81,7 +81,7 @@ TEST(ModelFiles, NanInALlama2cCheckpointIsRefusedNamingTheTensor) {
     f.seekp(offset);
     f.write(reinterpret_cast<const char*>(&nan), 4);
   }
-  const std::string msg = error_of([&] { load_model(copy, kStories + "/tok512.model"); });
+  const std::string msg = error_of([&] { load_model(copy, kStoriesDir + "/tok512.model"); });
   fs::remove(copy);
   EXPECT_TRUE(contains(msg, copy + ": tensor 'layers.0.wq' holds NaN or infinite values")) << msg;
 }

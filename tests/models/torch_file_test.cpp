@@ -16,7 +16,7 @@
 namespace kvbench::models {
 namespace {
 
-const std::filesystem::path kFixtures = std::filesystem::path(KVBENCH_TESTS_DIR) / "fixtures" / "policy_parity";
+const std::filesystem::path kParityFixtures = std::filesystem::path(KVBENCH_TESTS_DIR) / "fixtures" / "policy_parity";
 
 std::string bytes_of(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -24,9 +24,9 @@ std::string bytes_of(const std::filesystem::path& path) {
 }
 
 TEST(TorchFile, ReadsWhatTorchSaveWrote) {
-  std::ifstream in(kFixtures / "kvpress_fastkvzip.json");
+  std::ifstream in(kParityFixtures / "kvpress_fastkvzip.json");
   const nlohmann::json reader = nlohmann::json::parse(in)["reference"]["reader"];
-  const PickleRef root = read_torch_file((kFixtures / reader["file"].get<std::string>()).string());
+  const PickleRef root = read_torch_file((kParityFixtures / reader["file"].get<std::string>()).string());
   ASSERT_EQ(root->kind, PickleValue::Kind::kDict);
   std::vector<std::string> keys;
   for (const auto& [k, v] : root->entries) keys.push_back(k->text);
@@ -64,7 +64,7 @@ std::string stored_zip(const std::string& name, const std::string& data) {
 }
 
 TEST(TorchFile, DamagedFilesAreOneErrorNamingThem) {
-  const std::string good = bytes_of(kFixtures / "fastkvzip" / "bf16_L1.pt");
+  const std::string good = bytes_of(kParityFixtures / "fastkvzip" / "bf16_L1.pt");
   const std::string path = (std::filesystem::temp_directory_path() / ("kvbench_damaged_" + std::to_string(::getpid()) + ".pt")).string();
   auto read = [&](const std::string& bytes) -> std::string {
     std::ofstream(path, std::ios::binary) << bytes;

@@ -16,7 +16,7 @@
 namespace kvbench::policies {
 namespace {
 
-SequenceInfo info_for(int64_t layers, int64_t heads, int64_t budget, int64_t prompt) {
+SequenceInfo kvec_info(int64_t layers, int64_t heads, int64_t budget, int64_t prompt) {
   SequenceInfo info;
   info.n_layers = layers; info.n_heads = heads; info.n_kv_heads = heads; info.head_dim = 2;
   info.budget = budget; info.prompt_len = prompt;
@@ -47,7 +47,7 @@ AttentionStats rows_from(const std::vector<float>& w, int64_t heads, int64_t row
 TEST(Kvec, KeepsWindowAndForcesTopBetaB) {
   auto policy = make_policy("kvec", {{"window", 2}, {"wide_window", 2}, {"pooling", "none"}, {"beta", 0.25},
                                      {"lambda", 100.0}, {"head_coverage", false}});
-  policy->begin(info_for(1, 1, 6, 12));
+  policy->begin(kvec_info(1, 1, 6, 12));
   LayerCache cache = filled_cache(1, 12);
   // Token 3 has the largest original score; λ·focus is huge but coverage is 0 at layer 0, so
   // focus = I (same ranking); make token 3 win by P but lose by I: impossible with one head —
@@ -65,7 +65,7 @@ TEST(Kvec, KeepsWindowAndForcesTopBetaB) {
 TEST(Kvec, LiteralOneOfEq16DoesNotProtectWhenFocusIsLarge) {
   auto policy = make_policy("kvec", {{"window", 2}, {"wide_window", 2}, {"pooling", "none"}, {"beta", 0.25},
                                      {"lambda", 100.0}, {"head_coverage", false}, {"force_literal_one", true}});
-  policy->begin(info_for(1, 1, 6, 12));
+  policy->begin(kvec_info(1, 1, 6, 12));
   LayerCache cache = filled_cache(1, 12);
   std::vector<float> w = {0.01f, 0.02f, 0.03f, 0.9f, 0.05f, 0.04f, 0.06f, 0.01f, 0.02f, 0.03f, 0.5f, 0.5f};
   policy->observe(0, cache, rows_from(w, 1, 2), Phase::kPrefill);
@@ -78,7 +78,7 @@ TEST(Kvec, LayerCoverageSteersLaterLayersToUncoveredTokens) {
   auto run = [&](bool coverage) {
     auto policy = make_policy("kvec", {{"window", 2}, {"wide_window", 2}, {"pooling", "none"}, {"beta", 0.0},
                                        {"lambda", 1.0}, {"head_coverage", false}, {"layer_coverage", coverage}});
-    policy->begin(info_for(2, 1, 5, 10));
+    policy->begin(kvec_info(2, 1, 5, 10));
     std::set<int64_t> all;
     for (int64_t layer = 0; layer < 2; ++layer) {
       LayerCache cache = filled_cache(1, 10);
@@ -98,7 +98,7 @@ TEST(Kvec, CrossHeadRescoresOnlyTheLeastFocusedHeads) {
   // wider window. With δ = 1 only head 1 is rescored with O', so it keeps token 1.
   auto policy = make_policy("kvec", {{"window", 1}, {"wide_window", 3}, {"delta", 1}, {"pooling", "none"},
                                      {"beta", 0.0}, {"layer_coverage", false}});
-  policy->begin(info_for(1, 2, 3, 8));
+  policy->begin(kvec_info(1, 2, 3, 8));
   LayerCache cache = filled_cache(2, 8);
   AttentionStats s;
   torch::Tensor rows = torch::zeros({2, 3, 8});
@@ -126,7 +126,7 @@ TEST(Kvec, StdOverAllTokensOrPrefixPicksDifferentHeads) {
   auto run = [&](const std::string& over) {
     auto policy = make_policy("kvec", {{"window", 1}, {"wide_window", 3}, {"delta", 1}, {"pooling", "none"},
                                        {"beta", 0.0}, {"layer_coverage", false}, {"std_over", over}});
-    policy->begin(info_for(1, 2, 2, 6));
+    policy->begin(kvec_info(1, 2, 2, 6));
     LayerCache cache = filled_cache(2, 6);
     AttentionStats s;
     s.window_rows = rows;

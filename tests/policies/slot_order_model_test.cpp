@@ -11,7 +11,7 @@
 namespace kvbench::policies {
 namespace {
 
-std::set<int64_t> kept_positions(const LayerCache& cache, int64_t head) {
+std::set<int64_t> positions_kept(const LayerCache& cache, int64_t head) {
   torch::Tensor pos = cache.positions()[head], valid = cache.valid();  // valid: ragged (Ada-KV) heads
   std::set<int64_t> out;
   for (int64_t j = 0; j < cache.size(); ++j)
@@ -55,7 +55,7 @@ TEST(SlotOrderModel, MovingSlotsChangesNoPrediction) {
       EXPECT_FALSE(moving.cache().layer(0).in_arrival_order()) << label << ": no slot ever moved";
       for (int64_t l = 0; l < ordered.cache().n_layers(); ++l)
         for (int64_t h = 0; h < ordered.cache().layer(l).kv_heads(); ++h)
-          ASSERT_EQ(kept_positions(ordered.cache().layer(l), h), kept_positions(moving.cache().layer(l), h)) << label;
+          ASSERT_EQ(positions_kept(ordered.cache().layer(l), h), positions_kept(moving.cache().layer(l), h)) << label;
     }
   }
 }

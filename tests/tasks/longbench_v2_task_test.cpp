@@ -17,12 +17,12 @@ namespace {
 
 using namespace testing;
 
-nlohmann::json reference() { return nlohmann::json::parse(read_file(fixture("longbench_v2/reference_cases.json"))); }
+nlohmann::json recorded_reference() { return nlohmann::json::parse(read_file(fixture("longbench_v2/reference_cases.json"))); }
 std::string bundled_template(const std::string& name) { return read_file(std::string(KVBENCH_TESTS_DIR) + "/../data/longbench_v2/prompts/" + name + ".txt"); }
 
 // The chained replacement, markers inside values included.
 TEST(LongBenchV2Prompt, ReplacesAsPredPysChain) {
-  const nlohmann::json c = reference()["prompts"]["synthetic_placeholder_case"];
+  const nlohmann::json c = recorded_reference()["prompts"]["synthetic_placeholder_case"];
   const nlohmann::json& item = c["item"];
   EXPECT_EQ(longbench_v2_prompt(bundled_template("0shot"), item, item["context"], "x"), c["0shot"].get<std::string>());
   EXPECT_EQ(longbench_v2_prompt(bundled_template("0shot_no_context"), item, item["context"], "x"), c["no_context"].get<std::string>());
@@ -32,14 +32,14 @@ TEST(LongBenchV2Prompt, ReplacesAsPredPysChain) {
 std::string recorded_items_file(const ScratchDir& dir) {
   const nlohmann::json all = nlohmann::json::parse(read_file(fixture("longbench_v2/data_fixture.json")));
   nlohmann::json chosen = nlohmann::json::array();
-  const nlohmann::json ref = reference();
+  const nlohmann::json ref = recorded_reference();
   for (const auto& r : ref["prompts"]["items"])
     for (const auto& item : all)
       if (item["_id"] == r["_id"]) chosen.push_back(item);
   return dir.write("data.json", chosen.dump(1));
 }
 
-nlohmann::json run(const nlohmann::json& params, int64_t limit = 2) {
+nlohmann::json run_longbench_v2(const nlohmann::json& params, int64_t limit = 2) {
   ScratchDir dir("longbench_v2");
   nlohmann::json p = params;
   p["data_file"] = recorded_items_file(dir);
@@ -51,8 +51,8 @@ nlohmann::json run(const nlohmann::json& params, int64_t limit = 2) {
 }
 
 TEST(LongBenchV2Task, FeedsPredPysPromptsAndScoresAsResultPy) {
-  const nlohmann::json ref = reference()["prompts"]["items"];
-  const nlohmann::json r = run(nlohmann::json::object());
+  const nlohmann::json ref = recorded_reference()["prompts"]["items"];
+  const nlohmann::json r = run_longbench_v2(nlohmann::json::object());
   ASSERT_EQ(r["examples"].size(), 2u);
   std::vector<metrics::LongBenchV2Judged> judged;
   for (std::size_t i = 0; i < 2; ++i) {
@@ -71,17 +71,17 @@ TEST(LongBenchV2Task, FeedsPredPysPromptsAndScoresAsResultPy) {
 // cot: the first answer (up to 1024 tokens) becomes $COT$ of the cot_ans template, whose prompt
 // is the one fed last; no_context drops the document.
 TEST(LongBenchV2Task, CotFeedsItsFirstAnswerBackAndNoContextDropsTheDocument) {
-  const nlohmann::json ref = reference()["prompts"]["items"][0]["modes"];
-  const nlohmann::json c = run({{"cot", true}, {"cot_max_new_tokens", 8}}, 1);
+  const nlohmann::json ref = recorded_reference()["prompts"]["items"][0]["modes"];
+  const nlohmann::json c = run_longbench_v2({{"cot", true}, {"cot_max_new_tokens", 8}}, 1);
   const nlohmann::json& e = c["examples"][0];
   if (!e.contains("response_cot")) GTEST_SKIP() << "the model's first answer was empty: pred.py drops the question";
   std::string expected = ref["cot"]["cot_ans_prompt"];
   const std::string recorded_reply = ref["cot"]["cot_reply"];
   expected.replace(expected.find(recorded_reply), recorded_reply.size(), e["response_cot"].get<std::string>());
   EXPECT_EQ(e["prompt"].get<std::string>(), expected);
-  const nlohmann::json n = run({{"no_context", true}}, 1);
+  const nlohmann::json n = run_longbench_v2({{"no_context", true}}, 1);
   EXPECT_EQ(n["examples"][0]["prompt"].get<std::string>(), ref["no_context"]["prompt"].get<std::string>());
-  EXPECT_NE(error_of([] { run({{"cot", true}, {"no_context", true}}); }).find("choose one"), std::string::npos);
+  EXPECT_NE(error_of([] { run_longbench_v2({{"cot", true}, {"no_context", true}}); }).find("choose one"), std::string::npos);
 }
 
 // kvpress's pipeline: the item as kvpress's 0shot row (recorded by running its

@@ -16,7 +16,7 @@ namespace {
 
 std::string litm(const std::string& rel) { return std::string(KVBENCH_SHARED_DIR) + "/data/multidoc_qa_litm/" + rel; }
 
-std::string error_of(const std::function<void()>& f) {
+std::string thrown_message(const std::function<void()>& f) {
   try {
     f();
   } catch (const std::exception& e) {
@@ -65,7 +65,7 @@ TEST(MultidocQaData, BuiltOrderingEqualsTheStagedFile) {
   EXPECT_EQ(fifteen.documents[6].text, twenty[0].documents[7].text);
   EXPECT_EQ(fifteen.documents[8].text, twenty[0].documents[8].text);
   EXPECT_EQ(fifteen.documents[14].text, twenty[0].documents[14].text);
-  EXPECT_NE(error_of([&] { arrange_documents(twenty[0], 25, 0); }).find("only 19 distractors"), std::string::npos);
+  EXPECT_NE(thrown_message([&] { arrange_documents(twenty[0], 25, 0); }).find("only 19 distractors"), std::string::npos);
 }
 
 TEST(MultidocQaData, LocatesStagedBuiltOrMissingFiles) {
@@ -76,7 +76,7 @@ TEST(MultidocQaData, LocatesStagedBuiltOrMissingFiles) {
   QaDataSource built = locate_qa_data(root, 20, 19);
   EXPECT_TRUE(built.build);
   EXPECT_NE(built.path.find("20_total_documents_gold_at_0"), std::string::npos);
-  const std::string missing = error_of([&] { locate_qa_data(root, 30, 14); });
+  const std::string missing = thrown_message([&] { locate_qa_data(root, 30, 14); });
   EXPECT_NE(missing.find("nq-open-30_total_documents_gold_at_14.jsonl.gz: missing"), std::string::npos) << missing;
   EXPECT_NE(missing.find("nelson-liu/lost-in-the-middle"), std::string::npos) << missing;
   EXPECT_THROW(locate_qa_data(root, 10, 10), std::invalid_argument);
@@ -91,18 +91,18 @@ TEST(MultidocQaData, MalformedLinesNameFileLineAndField) {
     out << "{not json\n";
   }
   EXPECT_EQ(read_qa_examples(path, 1).size(), 1u);
-  const std::string bad_field = error_of([&] { read_qa_examples(path, 2); });
+  const std::string bad_field = thrown_message([&] { read_qa_examples(path, 2); });
   EXPECT_NE(bad_field.find(path + ":2: field 'ctxs[0].title': expected a string, got number 5"), std::string::npos) << bad_field;
   {
     std::ofstream out(path);
     out << R"({"question": "q", "answers": "a", "ctxs": []})" << "\n";
   }
-  EXPECT_NE(error_of([&] { read_qa_examples(path, 0); }).find(path + ":1: field 'answers'"), std::string::npos);
+  EXPECT_NE(thrown_message([&] { read_qa_examples(path, 0); }).find(path + ":1: field 'answers'"), std::string::npos);
   {
     std::ofstream out(path);
     out << "\n{not json\n";
   }
-  EXPECT_NE(error_of([&] { read_qa_examples(path, 0); }).find(path + ":2: invalid JSON"), std::string::npos);
+  EXPECT_NE(thrown_message([&] { read_qa_examples(path, 0); }).find(path + ":2: invalid JSON"), std::string::npos);
   std::remove(path.c_str());
 }
 
@@ -125,7 +125,7 @@ TEST(MultidocQaTask, RunsEndToEndAndScoresBothEms) {
 
 TEST(MultidocQaTask, ReferenceTruncationSkipsPromptsLongerThanTheModel) {
   // 20 documents never fit 512 tokens: every prompt is skipped, and a job with no scored example fails.
-  const std::string msg = error_of(
+  const std::string msg = thrown_message(
       [] { run_task({{"task", "multidoc_qa"}, {"limit", 1}, {"task_params", {{"documents", 20}, {"gold_position", 0}}}}); });
   EXPECT_NE(msg.find("no example was scored (skipped_too_long = 441)"), std::string::npos) << msg;
 }

@@ -21,7 +21,7 @@ std::string shared(const std::string& rel) { return std::string(KVBENCH_SHARED_D
 
 using testing::golden_prompt;
 
-const models::Tokenizer& tokenizer() {
+const models::Tokenizer& needle_tokenizer() {
   static models::Tokenizer tok(models::locate_model("stories260K", "").tokenizer_path);
   return tok;
 }
@@ -51,7 +51,7 @@ TEST(NeedlePlacement, WalksBackToTheLastPeriodBeforeTheDepthPoint) {
 }
 
 TEST(NeedlePlacement, RealHaystackLandsOnASentenceBoundaryAtTheDepth) {
-  const auto& tok = tokenizer();
+  const auto& tok = needle_tokenizer();
   const auto files = haystack_files(shared("data/needle_haystack/PaulGrahamEssays"));
   ASSERT_EQ(files.size(), 49u);
   EXPECT_NE(files.front().find("addiction.txt"), std::string::npos);  // sorted order

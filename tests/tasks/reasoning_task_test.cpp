@@ -17,7 +17,7 @@ using nlohmann::json;
 
 json rkv_prompts() { return json::parse(read_file(fixture("reasoning/rkv_prompts.json"))); }
 
-json run(const std::string& task, const json& params, int64_t limit, const json& extra = json::object()) {
+json run_reasoning(const std::string& task, const json& params, int64_t limit, const json& extra = json::object()) {
   json spec = {{"task", task}, {"limit", limit}, {"task_params", params}};
   spec.update(extra);
   return run_task(spec);
@@ -26,7 +26,7 @@ json run(const std::string& task, const json& params, int64_t limit, const json&
 TEST(ReasoningTask, FeedsRkvsPromptsAndGradesWithTheNamedGrader) {
   const json recorded = rkv_prompts();
   for (const auto& [task, set] : {std::pair<std::string, std::string>{"math500", "math"}, {"aime24", "aime24"}}) {
-    const json r = run(task, {{"record_prompts", true}}, 2);
+    const json r = run_reasoning(task, {{"record_prompts", true}}, 2);
     ASSERT_EQ(r["examples"].size(), 2u) << task;
     for (size_t i = 0; i < 2; ++i) {
       const json& e = r["examples"][i];
@@ -47,7 +47,7 @@ TEST(ReasoningTask, FeedsRkvsPromptsAndGradesWithTheNamedGrader) {
 // GSM8K's gold is the number after "####" in the worked solution; the default grader is
 // gsm8k.flexible on the model's output.
 TEST(ReasoningTask, Gsm8kGradesTheNumberAfterTheHashes) {
-  const json r = run("gsm8k", {{"max_length", 300}}, 1);
+  const json r = run_reasoning("gsm8k", {{"max_length", 300}}, 1);
   const json& e = r["examples"][0];
   EXPECT_EQ(e["gold"], "18") << "Janet's ducks";
   EXPECT_EQ(r["metrics"]["grader"], "gsm8k.flexible");
@@ -62,7 +62,7 @@ TEST(ReasoningTask, Gsm8kGradesTheNumberAfterTheHashes) {
 TEST(ReasoningTask, Aime25RunsKvpresssSampledProtocol) {
   ScratchDir dir("aime25");
   const std::string file = dir.write("aime25.jsonl", "{\"question\": \"Find the sum of all integer bases b > 9.\", \"answer\": \"70\"}\n");
-  const json r = run("aime25", {{"data_file", file}, {"chat_template", "none"}, {"record_prompts", true}}, 1);
+  const json r = run_reasoning("aime25", {{"data_file", file}, {"chat_template", "none"}, {"record_prompts", true}}, 1);
   const json& e = r["examples"][0];
   EXPECT_EQ(e["prompt"], "Find the sum of all integer bases b > 9.");
   EXPECT_EQ(r["metrics"]["grader"], "kvpress.boxed");
@@ -80,7 +80,7 @@ TEST(ReasoningTask, Aime25RunsKvpresssSampledProtocol) {
 TEST(ReasoningTask, GpqaDiamondShufflesTheChoicesAsLmEval) {
   const json recorded = json::parse(read_file(fixture("reasoning/gpqa_prompts.json")));
   const std::string file = fixture("reasoning/gpqa_diamond_fixture.csv");
-  const json r = run("gpqa_diamond", {{"data_file", file}, {"record_prompts", true}, {"max_new_tokens", 24}}, 0);
+  const json r = run_reasoning("gpqa_diamond", {{"data_file", file}, {"record_prompts", true}, {"max_new_tokens", 24}}, 0);
   ASSERT_EQ(r["examples"].size(), recorded["cases"].size());
   for (size_t i = 0; i < recorded["cases"].size(); ++i) {
     const json& e = r["examples"][i];
@@ -94,11 +94,11 @@ TEST(ReasoningTask, GpqaDiamondShufflesTheChoicesAsLmEval) {
     EXPECT_LE(e["generated_tokens"].get<int64_t>(), 24);
   }
   EXPECT_EQ(r["metrics"]["grader"], "gpqa.flexible");
-  const json last_two = run("gpqa_diamond", {{"data_file", file}, {"record_prompts", true}, {"max_new_tokens", 1}}, 2);
+  const json last_two = run_reasoning("gpqa_diamond", {{"data_file", file}, {"record_prompts", true}, {"max_new_tokens", 1}}, 2);
   EXPECT_EQ(last_two["examples"][1]["prompt"], recorded["cases"][1]["prompt"]);
   // Without the gated file, one error names it and how to give it.
   try {
-    run("gpqa_diamond", json::object(), 1);
+    run_reasoning("gpqa_diamond", json::object(), 1);
     ADD_FAILURE() << "ran without data";
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("Idavidrein/gpqa"), std::string::npos) << e.what();
@@ -108,7 +108,7 @@ TEST(ReasoningTask, GpqaDiamondShufflesTheChoicesAsLmEval) {
 
 TEST(ReasoningTask, SamplesAreSeededAndPassAtOneIsTheirMean) {
   const json params = {{"n", 3}, {"temperature", 0.6}, {"top_p", 0.95}, {"max_length", 320}, {"grader", "gsm8k.flexible"}};
-  const json a = run("math500", params, 1), b = run("math500", params, 1);
+  const json a = run_reasoning("math500", params, 1), b = run_reasoning("math500", params, 1);
   const json& samples = a["examples"][0]["samples"];
   ASSERT_EQ(samples.size(), 3u);
   EXPECT_EQ(a["examples"][0]["samples"], b["examples"][0]["samples"]) << "same seed, same samples";
@@ -120,7 +120,7 @@ TEST(ReasoningTask, SamplesAreSeededAndPassAtOneIsTheirMean) {
 }
 
 TEST(ReasoningTask, ACompressingPolicyHoldsTheExamplesCacheAtItsBudget) {
-  const json r = run("math500", {{"max_length", 480}}, 1, {{"policy", "streaming_llm"}, {"budget", "64"}, {"protocol", "decode"}});
+  const json r = run_reasoning("math500", {{"max_length", 480}}, 1, {{"policy", "streaming_llm"}, {"budget", "64"}, {"protocol", "decode"}});
   const json& e = r["examples"][0];
   EXPECT_EQ(e["cache_peak"], 64);
   const double fed = e["prompt_tokens"].get<double>() + e["generated_tokens"].get<double>() - 1;
@@ -135,7 +135,7 @@ TEST(ReasoningTask, DecodeTimePressesAndRkvBoundTheTrace) {
   for (const auto& [policy, params] : {std::pair<std::string, json>{"kvpress:prefill_decoding", prefill_decoding},
                                        {"kvpress:decoding_knorm", {{"compression_interval", 16}}},
                                        {"rkv", {{"divide_length", 16}}}}) {
-    const json r = run("math500", {{"max_length", 480}}, 1, {{"policy", policy}, {"policy_params", params}, {"budget", "64"}, {"protocol", "decode"}});
+    const json r = run_reasoning("math500", {{"max_length", 480}}, 1, {{"policy", policy}, {"policy_params", params}, {"budget", "64"}, {"protocol", "decode"}});
     const json& e = r["examples"][0];
     EXPECT_GT(e["generated_tokens"].get<int64_t>(), 100) << policy;
     // kvpress:decoding_* never compresses the prompt (261 tokens here): its bound starts there.
@@ -155,12 +155,12 @@ TEST(ReasoningTask, ErrorsNameWhatIsWrong) {
     }
     return std::string();
   };
-  EXPECT_NE(error_of([&] { run("aime24", {{"data_file", no_question}}, 1); }).find("q.jsonl:1: field 'question'"), std::string::npos);
+  EXPECT_NE(error_of([&] { run_reasoning("aime24", {{"data_file", no_question}}, 1); }).find("q.jsonl:1: field 'question'"), std::string::npos);
   const std::string no_hashes = dir.write("g.jsonl", "{\"question\": \"1+1?\", \"answer\": \"2\"}\n");
-  EXPECT_NE(error_of([&] { run("gsm8k", {{"data_file", no_hashes}}, 1); }).find("g.jsonl:1: field 'answer': has no '####'"), std::string::npos);
-  EXPECT_NE(error_of([&] { run("math500", {{"n", 2}}, 1); }).find("need a temperature > 0"), std::string::npos);
-  EXPECT_NE(error_of([&] { run("math500", {{"grader", "gpqa.flexible"}}, 1); }).find("reads multiple-choice options"), std::string::npos);
-  EXPECT_NE(error_of([&] { run("math500", {{"max_length", 10}}, 1); }).find("leave nothing of max_length 10"), std::string::npos);
+  EXPECT_NE(error_of([&] { run_reasoning("gsm8k", {{"data_file", no_hashes}}, 1); }).find("g.jsonl:1: field 'answer': has no '####'"), std::string::npos);
+  EXPECT_NE(error_of([&] { run_reasoning("math500", {{"n", 2}}, 1); }).find("need a temperature > 0"), std::string::npos);
+  EXPECT_NE(error_of([&] { run_reasoning("math500", {{"grader", "gpqa.flexible"}}, 1); }).find("reads multiple-choice options"), std::string::npos);
+  EXPECT_NE(error_of([&] { run_reasoning("math500", {{"max_length", 10}}, 1); }).find("leave nothing of max_length 10"), std::string::npos);
 }
 
 }  // namespace

@@ -30,7 +30,7 @@ nlohmann::json reference(const std::string& name) {
   return nlohmann::json::parse(read_file((testing::tests_dir() / "tasks" / "golden_reference" / name).string()));
 }
 
-const models::Tokenizer& tokenizer() {
+const models::Tokenizer& pipeline_tokenizer() {
   static models::Tokenizer tok(models::locate_model("stories260K", "").tokenizer_path);
   return tok;
 }
@@ -38,7 +38,7 @@ const models::Tokenizer& tokenizer() {
 std::vector<int64_t> ids_of(const nlohmann::json& list) { return list.get<std::vector<int64_t>>(); }
 
 std::vector<int64_t> encode(const std::string& text, bool bos) {
-  const std::vector<int> ids = tokenizer().encode(text, bos);
+  const std::vector<int> ids = pipeline_tokenizer().encode(text, bos);
   return {ids.begin(), ids.end()};
 }
 
@@ -117,7 +117,7 @@ TEST(NeedleReference, StopsAreNotMaskedAtTheFirstStepAsInKvcacheFactorysGenerate
   const auto& dec = r["settings"]["resolved"]["decoding"];
   EXPECT_EQ(dec["min_new_tokens"], 0);
   EXPECT_EQ(dec["stop_at_eos"], true);
-  EXPECT_EQ(dec["stop_token_ids"], nlohmann::json::array({tokenizer().encode("\n", false).back()}));
+  EXPECT_EQ(dec["stop_token_ids"], nlohmann::json::array({pipeline_tokenizer().encode("\n", false).back()}));
   EXPECT_EQ(dec["max_new_tokens"], 3);
 }
 
@@ -176,12 +176,12 @@ TEST(LongBenchKvcacheFactory, FedIdsEqualRunLongbenchs) {
     const auto records = datasets::read_jsonl(longbench_file(subset), 2);
     const auto& record = records.at(run["example"].get<size_t>());
     const longbench::PreparedPrompt p = longbench::kvcache_factory_prompt(
-        tokenizer(), longbench_prompts()[subset].get<std::string>(), record, max_length, chat);
+        pipeline_tokenizer(), longbench_prompts()[subset].get<std::string>(), record, max_length, chat);
     EXPECT_EQ(encode(p.text, true), ids_of(run["input_ids"])) << path << " " << subset << " " << run["example"];
     // generate(max_new_tokens = dataset2maxlen, min_length = context + 1, eos_token_id = [eos]).
     EXPECT_EQ(run["generate_kwargs"]["max_new_tokens"], longbench_maxlens()[subset]);
     EXPECT_EQ(run["generate_kwargs"]["min_length"].get<int64_t>(), run["context_length"].get<int64_t>() + 1);
-    EXPECT_EQ(run["generate_kwargs"]["eos_token_id"], nlohmann::json::array({tokenizer().eos_id()}));
+    EXPECT_EQ(run["generate_kwargs"]["eos_token_id"], nlohmann::json::array({pipeline_tokenizer().eos_id()}));
     ++checked;
   }
   EXPECT_GE(checked, 14);
@@ -230,13 +230,13 @@ TEST(LongBenchKvpress, ContextAndQuestionEqualKvpresssPipeline) {
     const auto records = datasets::read_jsonl(longbench_file(subset), 2);
     const auto& record = records.at(row["example"].get<size_t>());
     const KvpressParts parts =
-        longbench::kvpress_parts(subset, longbench_prompts()[subset].get<std::string>(), record, "none", tokenizer());
+        longbench::kvpress_parts(subset, longbench_prompts()[subset].get<std::string>(), record, "none", pipeline_tokenizer());
     // pipeline.py tokenises bos_token + context: the text after "<s>" is the context.
     const std::string context_text = "<s>" + parts.context;
     EXPECT_EQ(datasets::sha256_hex(context_text), row["context_text_sha256"]) << subset;
     EXPECT_EQ(code_point_prefix(context_text, 300), row["context_text_head"]) << subset;
     EXPECT_EQ(parts.question, row["question_text"]) << subset;
-    const KvpressIds ids = kvpress_ids(tokenizer(), parts, row["max_context_length"]);
+    const KvpressIds ids = kvpress_ids(pipeline_tokenizer(), parts, row["max_context_length"]);
     EXPECT_EQ(ids.context, ids_of(row["context_ids"])) << subset;
     EXPECT_EQ(ids.question, ids_of(row["question_ids"])) << subset;
     EXPECT_EQ(longbench_maxlens()[subset].get<int64_t>() + longbench::kKvpressExtraNewTokens, row["max_new_tokens"]) << subset;
@@ -254,7 +254,7 @@ TEST(LongBenchKvpress, QuestionIsFedAfterTheCompressionWithoutEviction) {
                                {"limit", 1},
                                {"task_params", {{"pipeline", "kvpress"}, {"max_new_tokens", 1}, {"record_prompts", true}}}});
   const std::string question = r["examples"][0]["question"];
-  const int64_t question_tokens = static_cast<int64_t>(tokenizer().encode(question, false).size());
+  const int64_t question_tokens = static_cast<int64_t>(pipeline_tokenizer().encode(question, false).size());
   ASSERT_GT(question_tokens, 5);
   EXPECT_EQ(r["memory"]["max_cache_len"].get<int64_t>(), 16 + question_tokens);
   EXPECT_EQ(r["settings"]["resolved"]["pipeline"], "kvpress");
@@ -323,7 +323,7 @@ TEST(MultidocQa, MiddleTruncationRecordsThePromptItFeeds) {
   EXPECT_LE(fed, 512 - 4);
   // The recorded text is the kept tokens (re-encoding may merge a token or two at the junction),
   // not the uncut prompt of 10 documents.
-  EXPECT_LE(static_cast<int64_t>(tokenizer().encode(recorded, true).size()), fed + 2);
+  EXPECT_LE(static_cast<int64_t>(pipeline_tokenizer().encode(recorded, true).size()), fed + 2);
   EXPECT_NE(recorded.find("Document [1]"), std::string::npos);
   EXPECT_EQ(recorded.find("Document [6]"), std::string::npos);
 }

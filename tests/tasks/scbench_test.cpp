@@ -20,7 +20,7 @@ namespace {
 using namespace testing;
 using nlohmann::json;
 
-json recorded() { return json::parse(read_file(fixture("scbench/recorded.json"))); }
+json scbench_recorded() { return json::parse(read_file(fixture("scbench/recorded.json"))); }
 
 const scbench::ScbenchSet& set_named(const std::string& name) {
   for (const auto& s : scbench::sets())
@@ -35,7 +35,7 @@ std::vector<scbench::Record> records_of(const std::string& task) {
 }
 
 TEST(ScbenchPrompts, EqualTheOfficialCodesWithAndWithoutAChatTemplate) {
-  const json rec = recorded();
+  const json rec = scbench_recorded();
   const auto llama3 = models::ModelChatTemplate::for_tokenizer(std::string(KVBENCH_SHARED_DIR) + "/models/llama3-tokenizer");
   int compared = 0;
   for (const auto& [task, per_record] : rec["prompts"].items()) {
@@ -59,7 +59,7 @@ TEST(ScbenchPrompts, EqualTheOfficialCodesWithAndWithoutAChatTemplate) {
 }
 
 TEST(ScbenchScorers, EqualTheOfficialCode) {
-  const json rec = recorded();
+  const json rec = scbench_recorded();
   for (const json& c : rec["scores"])
     EXPECT_DOUBLE_EQ(metrics::scbench_score_one(c["scorer"], c["prediction"], c["label"]), c["score"].get<double>())
         << c["scorer"] << " on '" << c["prediction"].get<std::string>() << "' vs " << c["label"].dump();
@@ -69,7 +69,7 @@ TEST(ScbenchScorers, EqualTheOfficialCode) {
 // RepoQA's needle matching (repo_qa_utils.py without tree-sitter, nltk 3.8's method4 BLEU): the
 // block taken from the answer, the most similar function and its similarity, the verdict.
 TEST(ScbenchScorers, RepoqaMatchesTheAnswerToTheRepositorysFunctionsAsTheOfficialCode) {
-  const json rec = recorded()["repoqa"];
+  const json rec = scbench_recorded()["repoqa"];
   std::vector<metrics::RepoqaNeedle> needles;
   for (const json& n : rec["needles"]) needles.push_back({n["name"], n["needle"]});
   for (const json& c : rec["cases"]) {

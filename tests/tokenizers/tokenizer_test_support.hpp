@@ -13,11 +13,11 @@
 #include <string>
 
 #include "harness/file_tree.hpp"
+#include "shared_dir.hpp"
 #include "tokenizers/tokenizer.hpp"
 
 namespace kvbench::testing {
 
-inline const std::string kShared = KVBENCH_SHARED_DIR;
 inline const std::string kFixtures = std::string(KVBENCH_TESTS_DIR) + "/fixtures/tokenizers";
 
 inline nlohmann::json read_json(const std::string& path) {
