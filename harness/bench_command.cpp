@@ -29,7 +29,6 @@
 #include "policies/budget.hpp"
 #include "policies/registry.hpp"
 #include "policies/timed_policy.hpp"
-#include "tasks/kvpress_prompt.hpp"
 
 namespace kvbench::harness {
 namespace {
@@ -105,8 +104,7 @@ Run run_once(const LoadedRuntime& rt, const BenchCell& cell, int64_t context, co
   const models::Transformer& model = *rt.transformer;
   auto inner = policies::make_policy(cell.policy.policy, cell.policy.params_json());
   policies::TimedPolicy policy(*inner);
-  models::SessionOptions options = session_options(cell.policy);
-  options.text = tasks::model_prompt_text(*rt.tokenizer);  // KVzip writes its repeat prompts with it
+  models::SessionOptions options = session_options(cell.policy, rt);
   options.fused_attention = cell.attention == "auto";
   models::InferenceSession session(model, &policy, options);
   const std::vector<int64_t> prompt = synthetic_tokens(context, model.config().vocab_size);

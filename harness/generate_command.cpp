@@ -10,7 +10,6 @@
 #include "harness/runtime_options.hpp"
 #include "models/generation.hpp"
 #include "policies/registry.hpp"
-#include "tasks/kvpress_prompt.hpp"
 #include "tokenizers/utf8_text.hpp"
 
 namespace kvbench::harness {
@@ -32,8 +31,7 @@ int run_generate(const GenerateArgs& args) {
   models::utf8::require_valid(args.prompt, "--prompt");  // the tokenizer would say "tokenizer input"
   LoadedRuntime rt = load_runtime(args.model);
   auto policy = policies::make_policy(args.policy.policy, args.policy.params_json());
-  models::SessionOptions options = session_options(args.policy);
-  options.text = tasks::model_prompt_text(*rt.tokenizer);
+  const models::SessionOptions options = session_options(args.policy, rt);
   std::vector<int> encoded = rt.tokenizer->encode(args.prompt, /*add_bos=*/true);
   std::vector<int64_t> prompt(encoded.begin(), encoded.end());
   const int64_t prompt_tokens = static_cast<int64_t>(prompt.size());

@@ -16,7 +16,6 @@
 #include "harness/runtime_options.hpp"
 #include "models/perplexity.hpp"
 #include "policies/registry.hpp"
-#include "tasks/kvpress_prompt.hpp"
 #include "tokenizers/utf8_text.hpp"
 
 namespace kvbench::harness {
@@ -100,10 +99,10 @@ int run_kept(const KeptArgs& args) {
   require_positions(args.max_tokens, "--max-tokens " + std::to_string(args.max_tokens));
   const std::string text = datasets::read_text(args.text_file);
   models::utf8::require_valid(text, args.text_file);
-  models::SessionOptions options = session_options(args.policy);
+  session_options(args.policy);  // budget and protocol checked before the load
   auto policy = policies::make_policy(args.policy.policy, args.policy.params_json());
   LoadedRuntime rt = load_runtime(args.model);
-  options.text = tasks::model_prompt_text(*rt.tokenizer);
+  const models::SessionOptions options = session_options(args.policy, rt);
   const int64_t limit = args.max_tokens > 0 ? args.max_tokens : kMaxPositions + 1;
   std::vector<int> encoded = models::encode_prefix(*rt.tokenizer, text, limit, /*add_special_tokens=*/true);
   if (encoded.empty()) throw std::invalid_argument(args.text_file + ": no text (the file encodes to no token)");

@@ -12,7 +12,6 @@
 #include "harness/runtime_options.hpp"
 #include "models/perplexity.hpp"
 #include "policies/registry.hpp"
-#include "tasks/kvpress_prompt.hpp"
 #include "tokenizers/utf8_text.hpp"
 
 namespace kvbench::harness {
@@ -50,10 +49,10 @@ int run_perplexity(PerplexityArgs args) {
   // One rule for every tokenizer: refused here, naming the file (not "tokenizer input").
   models::utf8::require_valid(text, args.text_file);
   if (args.stream) args.policy.protocol = "stream";
-  models::SessionOptions options = session_options(args.policy);  // budget/protocol checked before the load
+  session_options(args.policy);  // budget and protocol checked before the load
   auto policy = policies::make_policy(args.policy.policy, args.policy.params_json());
   LoadedRuntime rt = load_runtime(args.model);
-  options.text = tasks::model_prompt_text(*rt.tokenizer);
+  const models::SessionOptions options = session_options(args.policy, rt);
   // Only a prefix is tokenized: --max-tokens, else one more token than can be scored (the bound
   // on positions, or what the memory holds), so a huge text is refused after a prefix of it.
   const int64_t cap = scorable_tokens(rt, options);

@@ -14,6 +14,7 @@
 #include "models/weight_checks.hpp"
 #include "policies/budget.hpp"
 #include "policies/registry.hpp"
+#include "tasks/kvpress_prompt.hpp"
 
 namespace kvbench::harness {
 
@@ -81,6 +82,12 @@ models::SessionOptions session_options(const PolicyOptions& options) {
   s.block = options.block;
   s.budget = policies::Budget::parse(options.budget);
   s.seed = options.seed;
+  return s;
+}
+
+models::SessionOptions session_options(const PolicyOptions& options, const LoadedRuntime& rt) {
+  models::SessionOptions s = session_options(options);
+  s.text = tasks::model_prompt_text(*rt.tokenizer);
   return s;
 }
 

@@ -49,6 +49,9 @@ struct LoadedRuntime {
 
 LoadedRuntime load_runtime(const ModelOptions& options);
 models::SessionOptions session_options(const PolicyOptions& options);
+// The same with the loaded model's text side (SessionOptions::text), as a task hands it: KVzip
+// writes its repeat prompts with it.
+models::SessionOptions session_options(const PolicyOptions& options, const LoadedRuntime& rt);
 
 // Positions one sequence may reach (prompt + new tokens, bench's context + --decode, perplexity's
 // tokens). RoPE's angles are float32 position x frequency (as in llama2.c and transformers), and

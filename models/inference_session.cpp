@@ -77,15 +77,21 @@ torch::Tensor InferenceSession::rescored_prefill(const std::vector<int64_t>& tok
   policies::ContextRescoring& rescoring = *policy_->rescoring();
   torch::Tensor logits = run(tokens, policies::Phase::kPrefill, /*compress=*/false, all_logits);
   const Checkpoint prompt = checkpoint();
-  const CacheControl inspector = std::exchange(inspector_, CacheControl{});  // probes see the job's forwards only
-  const std::vector<std::vector<int64_t>> inputs = rescoring.scoring_inputs(tokens, options_.text.get());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    rescoring.begin_scoring_input(i);
-    run(inputs[i], policies::Phase::kPrefillBlock, /*compress=*/false, false);
-    rollback(prompt);
-    prefill_tokens_of_this_thread().computed += static_cast<int64_t>(inputs[i].size());
+  {
+    // Probes see the job's forwards only; they are back however the scoring forwards end.
+    struct Restore {
+      CacheControl& slot;
+      CacheControl saved;
+      ~Restore() { slot = std::move(saved); }
+    } restore{inspector_, std::exchange(inspector_, CacheControl{})};
+    const std::vector<std::vector<int64_t>> inputs = rescoring.scoring_inputs(tokens, options_.text.get());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      rescoring.begin_scoring_input(i);
+      run(inputs[i], policies::Phase::kPrefillBlock, /*compress=*/false, false);
+      rollback(prompt);
+      prefill_tokens_of_this_thread().computed += static_cast<int64_t>(inputs[i].size());
+    }
   }
-  inspector_ = inspector;
   prefill_tokens_of_this_thread().computed += static_cast<int64_t>(tokens.size());
   for (int64_t l = 0; l < cache_.n_layers(); ++l) policy_->compress(l, cache_.layer(l), policies::Phase::kPrefill);
   account(0);

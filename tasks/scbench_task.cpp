@@ -92,10 +92,6 @@ class ScbenchTask : public Task {
     int64_t answers = 0;
     for (const scbench::Record& r : records) answers += static_cast<int64_t>(r.turns.size());
     ExampleLoop loop(per_turn_ctx, answers);
-    struct Answer {
-      std::string tag, repo, function, text;
-      size_t turn;
-    };
     std::vector<Answer> answered;  // per loop record, for the scores that need the whole run (RepoQA)
     std::map<std::string, std::vector<metrics::RepoqaNeedle>> needles;  // repo -> every RepoQA turn's function
     for (const scbench::Record& r : records) {
@@ -130,7 +126,21 @@ class ScbenchTask : public Task {
                      score, fields, multi_request && t == 0 ? prompts[0] + text : text});
       }
     }
-    // compute_scores.py: RepoQA answers against every RepoQA function of their repository in the run.
+    const json metrics = turn_means(loop, answered, needles, static_cast<int64_t>(records.size()), turns);
+    return loop.finish(metrics, {{"max_seq_length", max_seq}, {"max_input_length", input_budget}, {"chat_template", chat ? std::string(kModelChatTemplate) : std::string("none")}});
+  }
+
+ private:
+  // One answer's place in the run, for the scores that need the whole run (RepoQA).
+  struct Answer {
+    std::string tag, repo, function, text;
+    size_t turn;
+  };
+
+  // compute_scores.py: RepoQA answers scored against every RepoQA function of their repository in
+  // the run; each tag's per-turn means (acc * 100) and its mean over all its records.
+  json turn_means(ExampleLoop& loop, const std::vector<Answer>& answered,
+                  const std::map<std::string, std::vector<metrics::RepoqaNeedle>>& needles, int64_t examples, int64_t turns) const {
     std::map<std::string, std::vector<std::pair<double, int64_t>>> per_turn;  // tag -> turn -> (sum, count)
     for (size_t i = 0; i < answered.size(); ++i) {
       const Answer& a = answered[i];
@@ -146,7 +156,7 @@ class ScbenchTask : public Task {
       if (means.size() <= a.turn) means.resize(a.turn + 1);
       means[a.turn].first += score, ++means[a.turn].second;
     }
-    json metrics = {{"examples", static_cast<int64_t>(records.size())}, {"turns", turns}};
+    json metrics = {{"examples", examples}, {"turns", turns}};
     for (const auto& [tag, means] : per_turn) {
       json& m = tag.empty() ? metrics : (metrics[tag] = json::object());
       double sum = 0;
@@ -159,10 +169,9 @@ class ScbenchTask : public Task {
       }
       m["score"] = sum / static_cast<double>(count) * 100;  // over all its (example, turn) records
     }
-    return loop.finish(metrics, {{"max_seq_length", max_seq}, {"max_input_length", input_budget}, {"chat_template", chat ? std::string(kModelChatTemplate) : std::string("none")}});
+    return metrics;
   }
 
- private:
   int64_t limit_of(const TaskContext& ctx, const std::string& tag) const { return ctx.param_or<int64_t>("max_new_tokens", set_.per_tag.at(tag).first); }
   int64_t sum_limits(const TaskContext& ctx) const {
     int64_t sum = 0;
