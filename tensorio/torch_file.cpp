@@ -13,6 +13,13 @@ namespace {
 
 using Kind = PickleValue::Kind;
 
+// An unsigned little-endian integer of `width` bytes at `p` (the caller checked the bounds).
+uint64_t little_endian(const uint8_t* p, int width) {
+  uint64_t v = 0;
+  for (int i = 0; i < width; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+
 // ---- The zip archive: stored (uncompressed) entries, as torch's PyTorchStreamWriter writes them.
 
 struct Entry {
@@ -34,9 +41,7 @@ class Archive {
  private:
   uint64_t read(uint64_t at, int width) const {
     if (at > size_ || static_cast<uint64_t>(width) > size_ - at) fail("a record runs past the end of the file");
-    uint64_t v = 0;
-    for (int i = 0; i < width; ++i) v |= static_cast<uint64_t>(bytes_[at + i]) << (8 * i);
-    return v;
+    return little_endian(bytes_ + at, width);
   }
 
   void read_directory() {
@@ -238,12 +243,7 @@ class Unpickler {
     p_ += n;
     return at;
   }
-  uint64_t little(int width) {
-    const uint8_t* b = bytes(width);
-    uint64_t v = 0;
-    for (int i = 0; i < width; ++i) v |= static_cast<uint64_t>(b[i]) << (8 * i);
-    return v;
-  }
+  uint64_t little(int width) { return little_endian(bytes(width), width); }
   std::string line() {
     const uint8_t* start = p_;
     while (byte() != '\n') {

@@ -53,7 +53,7 @@ class CompactorPress : public Press {
         sink_end_(p.at("sink_size_end")),
         chunk_(p.at("chunk_size")),
         sketch_(p.at("sketch_dimension")),
-        blending_(p.at("blending").is_null() ? std::nullopt : std::optional<double>(p.at("blending").get<double>())) {}
+        blending_(nullable<double>(p.at("blending"))) {}
   std::string name() const override { return "kvpress:compactor"; }
   StatsRequest wants() const override {
     StatsRequest r;

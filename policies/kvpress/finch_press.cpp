@@ -20,19 +20,15 @@
 namespace kvbench::policies::kvpress {
 namespace {
 
-std::optional<int64_t> optional_integer(const nlohmann::json& v) {
-  return v.is_null() ? std::nullopt : std::optional<int64_t>(v.get<int64_t>());
-}
-
 class FinchPress : public Policy {
  public:
   FinchPress(std::string name, const nlohmann::json& p)
       : name_(std::move(name)),
-        chunk_length_(optional_integer(p.at("chunk_length"))),
+        chunk_length_(nullable<int64_t>(p.at("chunk_length"))),
         normalize_(p.at("normalize_scores")),
         rerotate_(p.at("rerotate_keys")),
         delimiter_(p.at("delimiter_token")),
-        fixed_window_(optional_integer(p.at("window_size"))) {
+        fixed_window_(nullable<int64_t>(p.at("window_size"))) {
     if (delimiter_.empty()) throw std::invalid_argument(name_ + ": delimiter_token must not be empty");
   }
   std::string name() const override { return name_; }

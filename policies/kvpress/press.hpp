@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "base/param.hpp"
@@ -97,6 +98,12 @@ inline int64_t ada_safe(int64_t budget, double alpha) { return static_cast<int64
 // The most one head can hold under Ada-KV's allocation: all the layer's tokens but the other
 // heads' safe ones.
 int64_t ada_head_capacity(const SequenceInfo& info, double alpha);
+
+// A parameter declared nullable (Param::or_null): nullopt where it is null.
+template <typename T>
+std::optional<T> nullable(const nlohmann::json& value) {
+  return value.is_null() ? std::nullopt : std::optional<T>(value.get<T>());
+}
 
 // [heads, n] per query head -> [kv_heads, n], each KV head the mean of its group of query heads
 // (kvpress: scores.view(bsz, kv_heads, groups, n).mean(2)).

@@ -66,11 +66,7 @@ void run_expected_attention_case(const json& c, parity::ParityCount& count) {
 }
 
 TEST(KvpressParity, ExpectedAttentionMatchesKvpress) {
-  const json fixture = parity::load_fixture("kvpress_expected_attention.json");
-  parity::ParityCount count;
-  for (const json& c : fixture["cases"]) run_expected_attention_case(c, count);
-  parity::report("expected_attention", fixture, count);
-  EXPECT_GE(count.cases, 8);
+  EXPECT_GE(parity::run_cases("kvpress_expected_attention.json", "expected_attention", run_expected_attention_case).cases, 8);
 }
 
 // CAMPress (cam_knorm, cam_streaming_llm, cam_tova) driven as kvpress's forward hook was

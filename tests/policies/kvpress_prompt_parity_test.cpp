@@ -65,11 +65,7 @@ void run_compactor_case(const json& c, parity::ParityCount& count) {
 }
 
 TEST(KvpressParity, CompactorMatchesKvpress) {
-  const json fixture = parity::load_fixture("kvpress_compactor.json");
-  parity::ParityCount count;
-  for (const json& c : fixture["cases"]) run_compactor_case(c, count);
-  parity::report("compactor", fixture, count);
-  EXPECT_EQ(count.cases, 8);  // 5 alone, 3 under AdaKV (ragged heads)
+  EXPECT_EQ(parity::run_cases("kvpress_compactor.json", "compactor", run_compactor_case).cases, 8);  // 5 alone, 3 under AdaKV (ragged heads)
 }
 
 // kvpress's CompactorPress scores a prefill only: under the decode (or stream) protocol kvbench's
@@ -225,10 +221,7 @@ void run_finch_case(const json& c, parity::ParityCount& count) {
 }
 
 TEST(KvpressParity, FinchKeepsAndReRotatesWhatKvpressDoes) {
-  const json fixture = parity::load_fixture("kvpress_finch.json");
-  parity::ParityCount count;
-  for (const json& c : fixture["cases"]) run_finch_case(c, count);
-  parity::report("finch", fixture, count);
+  const parity::ParityCount count = parity::run_cases("kvpress_finch.json", "finch", run_finch_case);
   EXPECT_GE(count.cases, 9);
   EXPECT_LE(count.tied, 2) << "only the case whose last chunk is the question alone ties";
 }

@@ -234,6 +234,17 @@ inline models::Rope recorded_rope(const json& c) {
   return models::Rope(config);
 }
 
+// Runs every case of a fixture with `run_case`, which adds what it compared to the count; reports
+// the count as `what`'s and returns it.
+inline ParityCount run_cases(const std::string& file, const std::string& what,
+                             const std::function<void(const json&, ParityCount&)>& run_case) {
+  const json fixture = load_fixture(file);
+  ParityCount count;
+  for (const json& c : fixture["cases"]) run_case(c, count);
+  report(what, fixture, count);
+  return count;
+}
+
 // Runs every case of a fixture whose cases name their own policy; returns the policies named.
 inline std::set<std::string> policies_run(const std::string& fixture, const std::function<void(const json&)>& run_case) {
   const json cases = load_fixture(fixture)["cases"];
