@@ -6,6 +6,7 @@
 #include "metrics/gpqa.hpp"
 #include "metrics/gsm8k.hpp"
 #include "metrics/hendrycks_math.hpp"
+#include "metrics/qwen_math_equal.hpp"
 
 namespace kvbench::metrics {
 
@@ -57,29 +58,44 @@ AnswerGrade kvpress_first_boxed(const std::string& output, const std::string& go
   return {extracted, extracted == gold};
 }
 
+// R-KV's eval_math.py: Qwen2.5-Math's extract_answer + strip_string, math_equal.
+AnswerGrade qwen_math_grade(const std::string& output, const std::string& gold, bool gold_is_solution) {
+  const qwen_math::Verdict v = qwen_math::grade(output, gold, gold_is_solution);
+  AnswerGrade g{v.pred, v.correct};
+  if (gold_is_solution) g.gold_read = v.gt;
+  g.outside_subset = v.outside_subset;
+  return g;
+}
+
 AnswerGrade gsm8k_grade(const std::string& extracted, const std::string& gold) { return {found(extracted), gsm8k_exact_match(extracted, gold)}; }
 AnswerGrade gpqa_grade(const std::string& extracted, const std::string& gold) { return {found(extracted), gpqa_exact_match(extracted, gold)}; }
 
 base::Registry<AnswerGrader> make_graders() {
   base::Registry<AnswerGrader> registry("answer grader");
+  const std::string rkv = "Zefan-Cai/R-KV @ d15c9767 evaluation/ (Qwen2.5-Math's parser.py extract_answer/strip_string, grader.py math_equal)";
   for (AnswerGrader& g : std::vector<AnswerGrader>{
+      {"qwen_math.answer", "Qwen2.5-Math's extract_answer (the last \\boxed{}, 'the answer is', else the last number) and math_equal "
+       "(text, numbers within 1e-4, tuples, matrices, sympy-equal expressions) against the gold answer, strip_string'ed (R-KV's gsm8k, aime24)",
+       rkv, false, false, [](const std::string& output, const std::string& gold, const std::vector<std::string>&) { return qwen_math_grade(output, gold, false); }},
+      {"qwen_math.solution", "as qwen_math.answer, the gold read from a worked solution's last \\boxed{} (R-KV's math: MATH-500)",
+       rkv, false, true, [](const std::string& output, const std::string& gold, const std::vector<std::string>&) { return qwen_math_grade(output, gold, true); }},
       {"math.boxed_equiv", "the last \\boxed{} / \\fbox{} by balanced braces, its content, hendrycks is_equiv (strip_string, then text equality)",
-       std::string(kLmEval) + " lm_eval/tasks/hendrycks_math/utils.py", false, boxed_equiv},
+       std::string(kLmEval) + " lm_eval/tasks/hendrycks_math/utils.py", false, false, boxed_equiv},
       {"kvpress.boxed", "the text after the last 'boxed{' up to the next '}' (the output up to its first '}' without one), equal to the gold as text",
-       "NVIDIA/kvpress @ 8bb29b9c evaluation/benchmarks/aime25/calculate_metrics.py", false, kvpress_boxed},
+       "NVIDIA/kvpress @ 8bb29b9c evaluation/benchmarks/aime25/calculate_metrics.py", false, false, kvpress_boxed},
       {"kvpress.first_boxed", "the text after the first 'boxed{' up to the next '}' (none without one), equal to the gold as text",
-       "NVIDIA/kvpress @ 8bb29b9c evaluation/benchmarks/math500/calculate_metrics.py", false, kvpress_first_boxed},
+       "NVIDIA/kvpress @ 8bb29b9c evaluation/benchmarks/math500/calculate_metrics.py", false, false, kvpress_first_boxed},
       {"gsm8k.strict", "the first '#### <number>', lm-eval exact_match (case, ',', '$', a final '.' ignored; the gold's '... #### ' dropped)",
-       std::string(kLmEval) + " lm_eval/tasks/gsm8k/gsm8k.yaml strict-match", false,
+       std::string(kLmEval) + " lm_eval/tasks/gsm8k/gsm8k.yaml strict-match", false, false,
        [](const std::string& output, const std::string& gold, const std::vector<std::string>&) { return gsm8k_grade(gsm8k_strict_answer(output), gold); }},
       {"gsm8k.flexible", "the last number-like run, lm-eval exact_match as gsm8k.strict",
-       std::string(kLmEval) + " lm_eval/tasks/gsm8k/gsm8k.yaml flexible-extract", false,
+       std::string(kLmEval) + " lm_eval/tasks/gsm8k/gsm8k.yaml flexible-extract", false, false,
        [](const std::string& output, const std::string& gold, const std::vector<std::string>&) { return gsm8k_grade(gsm8k_flexible_answer(output), gold); }},
       {"gpqa.strict", "the rest of the line after 'The answer is ' less its last character, exact_match ignoring case and ASCII punctuation",
-       std::string(kLmEval) + " lm_eval/tasks/gpqa/cot_zeroshot strict-match", false,
+       std::string(kLmEval) + " lm_eval/tasks/gpqa/cot_zeroshot strict-match", false, false,
        [](const std::string& output, const std::string& gold, const std::vector<std::string>&) { return gpqa_grade(gpqa_strict_answer(output), gold); }},
       {"gpqa.flexible", "the last '(X)', else the last choice text in the output, else the last ':X'; exact_match as gpqa.strict",
-       std::string(kLmEval) + " lm_eval/tasks/gpqa/cot_zeroshot flexible-extract", true,
+       std::string(kLmEval) + " lm_eval/tasks/gpqa/cot_zeroshot flexible-extract", true, false,
        [](const std::string& output, const std::string& gold, const std::vector<std::string>& choices) {
          return gpqa_grade(gpqa_flexible_answer(output, choices), gold);
        }},

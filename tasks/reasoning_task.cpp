@@ -89,18 +89,19 @@ struct ReasoningSet {
   // Multiple choice (GPQA): the correct answer's field and the incorrect ones'; the record's
   // choices are shuffled and the gold is the correct one's letter "(A)".."(D)".
   std::vector<std::string> incorrect_fields = {};
+  std::string solution_field = {};  // the worked solution a grader that reads_solution grades against (MATH)
 };
 
 const std::vector<ReasoningSet>& reasoning_sets() {
   static const std::vector<ReasoningSet> sets = {
       {"gsm8k", "GSM8K test (1,319 grade-school problems), R-KV's prompt, greedy, the '####' answer",
        "reasoning/gsm8k/test.jsonl", "openai/grade-school-math grade_school_math/data/test.jsonl", "question", "answer", true, 8192,
-       "gsm8k.flexible", rkv_protocol()},
+       "qwen_math.answer", rkv_protocol()},
       {"math500", "MATH-500 (HuggingFaceH4/MATH-500), R-KV's prompt, greedy, the last \\boxed{} answer",
        "reasoning/math500/test.jsonl", "Zefan-Cai/R-KV data/math.jsonl (= HuggingFaceH4/MATH-500 test.jsonl)", "problem", "answer", false,
-       8192, "math.boxed_equiv", rkv_protocol()},
+       8192, "qwen_math.solution", rkv_protocol(), {}, "solution"},
       {"aime24", "AIME 2024 (30 problems), R-KV's prompt, greedy, the last \\boxed{} answer", "reasoning/aime24/test.jsonl",
-       "Zefan-Cai/R-KV data/aime24.jsonl", "question", "answer", false, 16384, "math.boxed_equiv", rkv_protocol()},
+       "Zefan-Cai/R-KV data/aime24.jsonl", "question", "answer", false, 16384, "qwen_math.answer", rkv_protocol()},
       {"aime25", "AIME 2025 (30 problems), kvpress's sampled run (chat template, T 0.6, top-p 0.95, top-k 20), its boxed{ grading",
        "reasoning/aime25/test.jsonl",
        "Hugging Face dataset alessiodevoto/aime25 (split test: question, answer) exported as JSONL", "question", "answer", false, 0,
@@ -170,6 +171,7 @@ struct Problem {
   datasets::JsonRecord record;
   std::map<std::string, std::string> fields;
   std::string gold;
+  std::string solution;  // the set's solution_field, when it has one
   std::vector<std::string> choices;
 };
 
@@ -183,7 +185,8 @@ std::vector<Problem> read_problems(const ReasoningSet& set, const std::string& p
   datasets::PythonRandom rng(0);
   std::vector<Problem> problems;
   for (datasets::JsonRecord& record : records) {
-    Problem p{std::move(record), {}, {}, {}};
+    Problem p{std::move(record), {}, {}, {}, {}};
+    if (!set.solution_field.empty()) p.solution = p.record.string_field(set.solution_field);
     p.fields["question"] = p.record.string_field(set.question_field);
     if (multiple_choice) {
       for (const std::string& field : set.incorrect_fields) p.choices.push_back(gpqa_preprocess(p.record.string_field(field)));
@@ -248,6 +251,8 @@ class ReasoningTask : public Task {
     const metrics::AnswerGrader& grader = metrics::answer_grader(ctx.param<std::string>("grader"));
     if (grader.reads_choices && set_.incorrect_fields.empty())
       throw std::invalid_argument(set_.name + ": grader " + grader.name + " reads multiple-choice options, which " + set_.name + " has none of");
+    if (grader.reads_solution && set_.solution_field.empty())
+      throw std::invalid_argument(set_.name + ": grader " + grader.name + " reads a worked solution, which " + set_.name + " has none of");
     const std::string chat = ctx.param<std::string>("chat_template");
     const int64_t n = ctx.param<int64_t>("n");
     const int64_t max_length = ctx.param_or<int64_t>("max_length", set_.max_length ? std::min(set_.max_length, ctx.max_context()) : ctx.max_context());
@@ -271,11 +276,14 @@ class ReasoningTask : public Task {
       nlohmann::json samples = nlohmann::json::array();
       double correct = 0;
       std::string first_text;
+      std::optional<std::string> gold_read;
+      const std::string& graded_gold = grader.reads_solution ? problem.solution : gold;
       for (int64_t s = 0; s < n; ++s) {
         TaskContext sample_ctx = ctx;
         sample_ctx.seed = ctx.seed + static_cast<uint64_t>(s);
         const Completion out = complete(sample_ctx, ids, dec);
-        const metrics::AnswerGrade grade = grader.grade(out.text, gold, problem.choices);
+        const metrics::AnswerGrade grade = grader.grade(out.text, graded_gold, problem.choices);
+        gold_read = grade.gold_read;
         const int64_t generated = static_cast<int64_t>(out.tokens.size());
         const int64_t fed_tokens = out.prompt_tokens + std::max<int64_t>(generated - 1, 0);  // the last token is never fed
         correct += grade.correct ? 1 : 0;
@@ -285,10 +293,12 @@ class ReasoningTask : public Task {
                            {"generated_tokens", generated},
                            {"cache_peak", out.cache_peak},
                            {"effective_compression", static_cast<double>(out.cache_peak) / static_cast<double>(fed_tokens)}});
+        if (grade.outside_subset) samples.back()["graded_outside_subset"] = true;  // docs/tasks-reasoning.md
         if (n > 1) samples.back()["text"] = out.text;
       }
       nlohmann::json fields = n == 1 ? samples.front() : nlohmann::json{{"samples", samples}};
       fields["gold"] = gold;
+      if (gold_read) fields["gold_read"] = *gold_read;
       const std::string id = example_id(record);
       loop.record({id, static_cast<int64_t>(ids.size()), first_text, {gold}, {{"pass@1", correct / static_cast<double>(n)}}, fields, fed});
     }

@@ -5,7 +5,11 @@
 // while generating keeps the example's cache at its budget.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "metrics/answer_graders.hpp"
+#include "metrics/qwen_math_equal.hpp"
+#include "error_text.hpp"
 #include "task_fixtures.hpp"
 #include "tasks/run_task.hpp"
 
@@ -23,37 +27,58 @@ json run_reasoning(const std::string& task, const json& params, int64_t limit, c
   return run_task(spec);
 }
 
-TEST(ReasoningTask, FeedsRkvsPromptsAndGradesWithTheNamedGrader) {
+// The bundled record `index` of data/reasoning/<set>/test.jsonl.
+json bundled_record(const std::string& set, size_t index) {
+  std::istringstream lines(read_file(std::string(KVBENCH_TESTS_DIR) + "/../data/reasoning/" + set + "/test.jsonl"));
+  std::string line;
+  for (size_t i = 0; i <= index; ++i) std::getline(lines, line);
+  return json::parse(line);
+}
+
+// R-KV grades MATH-500 against the answer of the record's worked solution and AIME 2024 against
+// its answer field, both with Qwen2.5-Math's math_equal (metrics/qwen_math_equal.hpp).
+TEST(ReasoningTask, FeedsRkvsPromptsAndGradesAsRkv) {
   const json recorded = rkv_prompts();
   for (const auto& [task, set] : {std::pair<std::string, std::string>{"math500", "math"}, {"aime24", "aime24"}}) {
     const json r = run_reasoning(task, {{"record_prompts", true}}, 2);
     ASSERT_EQ(r["examples"].size(), 2u) << task;
+    const bool solution = task == "math500";
     for (size_t i = 0; i < 2; ++i) {
       const json& e = r["examples"][i];
       EXPECT_EQ(e["prompt"], recorded["sets"][set]["prompts"][i]["prompt"]) << task << " example " << i;
-      const json grade = {{"correct", e["correct"]}, {"extracted", e["extracted"]}};
-      const metrics::AnswerGrade expected = metrics::answer_grader("math.boxed_equiv").grade(e["prediction"], e["gold"], {});
-      EXPECT_EQ(grade, (json{{"correct", expected.correct}, {"extracted", expected.extracted ? json(*expected.extracted) : json(nullptr)}})) << task;
+      const json record = bundled_record(task, i);
+      const std::string graded_gold = solution ? record["solution"].get<std::string>() : e["gold"].get<std::string>();
+      const metrics::qwen_math::Verdict expected = metrics::qwen_math::grade(e["prediction"], graded_gold, solution);
+      EXPECT_EQ(e["correct"], expected.correct) << task;
+      EXPECT_EQ(e["extracted"], expected.pred ? json(*expected.pred) : json(nullptr)) << task;
+      if (solution) EXPECT_EQ(e["gold_read"], expected.gt) << "the solution's boxed answer, normalised";
+      else EXPECT_FALSE(e.contains("gold_read"));
       EXPECT_EQ(e["metrics"]["pass@1"], expected.correct ? 1.0 : 0.0);
       // R-KV's max_length (8192, 16384) capped at stories260K's 512-token context; it never says EOS this soon.
       EXPECT_EQ(e["prompt_tokens"].get<int64_t>() + e["generated_tokens"].get<int64_t>(), 512) << task;
       EXPECT_EQ(e["effective_compression"], 1.0) << "Full keeps every token fed";
     }
-    EXPECT_EQ(r["metrics"]["grader"], "math.boxed_equiv");
+    EXPECT_EQ(r["metrics"]["grader"], solution ? "qwen_math.solution" : "qwen_math.answer");
   }
   EXPECT_EQ(recorded["sets"]["aime24"]["max_length"], 16384);
+  // A grader that reads a worked solution on a set without one is refused.
+  EXPECT_TRUE(kvbench::testing::contains(kvbench::testing::error_of([] { run_reasoning("aime24", {{"grader", "qwen_math.solution"}}, 1); }),
+                                         "reads a worked solution"));
 }
 
-// GSM8K's gold is the number after "####" in the worked solution; the default grader is
-// gsm8k.flexible on the model's output.
+// GSM8K's gold is the number after "####" in the worked solution; R-KV grades it with math_equal;
+// lm-eval's gsm8k.flexible is a named alternative.
 TEST(ReasoningTask, Gsm8kGradesTheNumberAfterTheHashes) {
-  const json r = run_reasoning("gsm8k", {{"max_length", 300}}, 1);
-  const json& e = r["examples"][0];
-  EXPECT_EQ(e["gold"], "18") << "Janet's ducks";
-  EXPECT_EQ(r["metrics"]["grader"], "gsm8k.flexible");
-  const metrics::AnswerGrade expected = metrics::answer_grader("gsm8k.flexible").grade(e["prediction"], "18", {});
-  EXPECT_EQ(e["correct"], expected.correct);
-  EXPECT_EQ(e["extracted"], expected.extracted ? json(*expected.extracted) : json(nullptr));
+  for (const std::string grader : {"qwen_math.answer", "gsm8k.flexible"}) {
+    const json params = grader == "qwen_math.answer" ? json{{"max_length", 300}} : json{{"max_length", 300}, {"grader", grader}};
+    const json r = run_reasoning("gsm8k", params, 1);
+    const json& e = r["examples"][0];
+    EXPECT_EQ(e["gold"], "18") << "Janet's ducks";
+    EXPECT_EQ(r["metrics"]["grader"], grader);
+    const metrics::AnswerGrade expected = metrics::answer_grader(grader).grade(e["prediction"], "18", {});
+    EXPECT_EQ(e["correct"], expected.correct);
+    EXPECT_EQ(e["extracted"], expected.extracted ? json(*expected.extracted) : json(nullptr));
+  }
 }
 
 // aime25 follows kvpress's sampled AIME25 run: the question alone (as one user message of the
