@@ -128,4 +128,32 @@ int64_t NumpyRandomState::randint(int64_t low, int64_t high) {
   return low + static_cast<int64_t>(value);
 }
 
+uint64_t NumpyRandomState::interval(uint64_t max) {
+  if (max == 0) return 0;
+  uint64_t mask = max;
+  mask |= mask >> 1, mask |= mask >> 2, mask |= mask >> 4, mask |= mask >> 8, mask |= mask >> 16, mask |= mask >> 32;
+  uint64_t value;
+  if (max <= 0xFFFFFFFFULL) {
+    while ((value = mt_.next_uint32() & mask) > max) {
+    }
+  } else {
+    auto next64 = [this] {
+      const uint64_t high = mt_.next_uint32();
+      return (high << 32) | mt_.next_uint32();
+    };
+    while ((value = next64() & mask) > max) {
+    }
+  }
+  return value;
+}
+
+std::vector<int64_t> NumpyRandomState::choice_without_replacement(int64_t n, int64_t k) {
+  if (n < 0 || k < 0 || k > n) throw std::invalid_argument("np.random.choice: cannot take a larger sample than population when replace=False");
+  std::vector<int64_t> arr(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) arr[i] = i;
+  for (int64_t i = n - 1; i >= 1; --i) std::swap(arr[i], arr[interval(static_cast<uint64_t>(i))]);
+  arr.resize(static_cast<size_t>(k));
+  return arr;
+}
+
 }  // namespace kvbench::datasets

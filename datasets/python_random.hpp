@@ -83,6 +83,12 @@ class NumpyRandomState {
   explicit NumpyRandomState(uint32_t seed) { mt_.init_genrand(seed); }  // mt19937_seed: init_genrand
   // randint(low, high) with high exclusive, high - low - 1 < 2**32: masked rejection on 32-bit draws.
   int64_t randint(int64_t low, int64_t high);
+  // random_interval(max): a value in [0, max] by masked rejection (32-bit draws up to 2**32 - 1,
+  // else 64-bit draws of two words, high first).
+  uint64_t interval(uint64_t max);
+  // choice(n, size=k, replace=False) without p: permutation(n)[:k], the permutation by the legacy
+  // shuffle (for i from n - 1 down to 1, swap i with interval(i)). Holds n indices.
+  std::vector<int64_t> choice_without_replacement(int64_t n, int64_t k);
 
  private:
   Mt19937 mt_;

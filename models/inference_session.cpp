@@ -66,7 +66,8 @@ torch::Tensor InferenceSession::prefill(const std::vector<int64_t>& tokens, bool
            options_.budget.resolve(static_cast<int64_t>(tokens.size())), options_.seed, options_.budget.compression_ratio(),
            query_tokens};
   if (policy_) policy_->begin(info_);
-  if (policy_ && policy_->rescoring() && !info_.unlimited() && options_.protocol != Protocol::kStream)
+  if (policy_ && policy_->rescoring() && (!info_.unlimited() || policy_->rescoring()->standalone()) &&
+      options_.protocol != Protocol::kStream)
     return rescored_prefill(tokens, all_logits);
   if (std::optional<torch::Tensor> logits = shared_prefill(tokens, all_logits)) return *logits;
   prefill_tokens_of_this_thread().computed += static_cast<int64_t>(tokens.size());
@@ -75,8 +76,10 @@ torch::Tensor InferenceSession::prefill(const std::vector<int64_t>& tokens, bool
 
 torch::Tensor InferenceSession::rescored_prefill(const std::vector<int64_t>& tokens, bool all_logits) {
   policies::ContextRescoring& rescoring = *policy_->rescoring();
-  torch::Tensor logits = run(tokens, policies::Phase::kPrefill, /*compress=*/false, all_logits);
-  const Checkpoint prompt = checkpoint();
+  const bool standalone = rescoring.standalone();
+  torch::Tensor logits;
+  if (!standalone) logits = run(tokens, policies::Phase::kPrefill, /*compress=*/false, all_logits);
+  const Checkpoint prompt = checkpoint();  // standalone: the empty cache
   {
     // Probes see the job's forwards only; they are back however the scoring forwards end.
     struct Restore {
@@ -92,6 +95,7 @@ torch::Tensor InferenceSession::rescored_prefill(const std::vector<int64_t>& tok
       prefill_tokens_of_this_thread().computed += static_cast<int64_t>(inputs[i].size());
     }
   }
+  if (standalone) logits = run(tokens, policies::Phase::kPrefill, /*compress=*/false, all_logits);
   prefill_tokens_of_this_thread().computed += static_cast<int64_t>(tokens.size());
   for (int64_t l = 0; l < cache_.n_layers(); ++l) policy_->compress(l, cache_.layer(l), policies::Phase::kPrefill);
   account(0);

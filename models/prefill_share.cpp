@@ -136,6 +136,7 @@ std::shared_ptr<const SharedPrefill> compute_shared_prefill(const Transformer& m
     model_side.queries_before_rope |= r.queries_before_rope;
     model_side.output_projection |= r.output_projection;
     model_side.hidden_states |= r.hidden_states;
+    model_side.projections |= r.projections;
   }
   auto out = std::make_shared<SharedPrefill>();
   out->requests = requests;
@@ -163,6 +164,8 @@ std::shared_ptr<const SharedPrefill> compute_shared_prefill(const Transformer& m
       if (requests[r].queries_before_rope) s.queries_before_rope = seen.queries_before_rope, s.rotate = seen.rotate;
       if (requests[r].output_projection) s.output_projection = seen.output_projection;
       if (requests[r].hidden_states) s.hidden_states = seen.hidden_states;
+      if (requests[r].projections)
+        s.projected_queries = seen.projected_queries, s.projected_keys = seen.projected_keys, s.rotate = seen.rotate;
     }
   return out;
 }

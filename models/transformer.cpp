@@ -146,6 +146,11 @@ torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t f
     torch::Tensor qkv = project(h, f.wqkv, f.bqkv).view({T, H + 2 * kvh, hd});
     // q and k rotate together (token-major [T, heads, hd]); kCacheSlot rotates at read time.
     torch::Tensor qk = qkv.narrow(1, 0, H + kvh);
+    torch::Tensor projected_queries, projected_keys;
+    if (request.stats.projections) {
+      projected_queries = qk.narrow(1, 0, H).transpose(0, 1).to(torch::kFloat32);
+      projected_keys = qk.narrow(1, H, kvh).transpose(0, 1).to(torch::kFloat32);
+    }
     if (w.q_norm.defined()) {  // qwen3: each head's q and k RMS-normalised over head_dim, before RoPE
       qk = torch::cat({rms_norm(qk.narrow(1, 0, H), w.q_norm, config_.norm_eps),
                        rms_norm(qk.narrow(1, H, kvh), w.k_norm, config_.norm_eps)}, 1);
@@ -164,10 +169,10 @@ torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t f
     if (control.policy) {
       attn.stats.position_end = first_position + T;
       attn.stats.tokens = &tokens;
-      if (queries_before_rope.defined()) {
-        attn.stats.queries_before_rope = queries_before_rope;
+      if (queries_before_rope.defined()) attn.stats.queries_before_rope = queries_before_rope;
+      if (projected_queries.defined()) attn.stats.projected_queries = projected_queries, attn.stats.projected_keys = projected_keys;
+      if (queries_before_rope.defined() || projected_queries.defined())
         attn.stats.rotate = [this](const torch::Tensor& x, int64_t first) { return rope_.apply_heads(x, first); };
-      }
       if (request.stats.output_projection) attn.stats.output_projection = w.wo;
       if (request.stats.hidden_states) attn.stats.hidden_states = h;
       control.policy->observe(l, layer_cache, attn.stats, control.phase);

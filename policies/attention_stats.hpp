@@ -26,6 +26,7 @@ struct StatsRequest {
   bool output_projection = false;  // the layer's W_o (kvpress's CriticalKVPress)
   bool hidden_states = false;      // the attention's input (kvpress's KVzapPress)
   bool queries = false;            // the forward's queries as attention used them (R-KV's query cache)
+  bool projections = false;        // the q_proj / k_proj outputs (kvpress's DuoAttention scored on the fly)
 
   // Whether attention must compute statistics (queries_before_rope comes from the model alone).
   bool any() const {
@@ -63,6 +64,10 @@ struct AttentionStats {
   // Requested with queries: [heads, T, head_dim] float32, the queries attention scored with (after
   // RoPE, as R-KV's query cache holds them).
   torch::Tensor queries;
+  // Requested with projections: [heads, T, head_dim] and [kv_heads, T, head_dim] float32, the
+  // layer's q_proj and k_proj outputs before any q/k norm and RoPE (with `rotate`, the layer's RoPE).
+  torch::Tensor projected_queries;
+  torch::Tensor projected_keys;
   // The forward's token ids (R-KV triggers on the token fed); null where the caller has none.
   const std::vector<int64_t>* tokens = nullptr;
   // One past the largest original position in the cache (the forward's last token's + 1), known

@@ -1,6 +1,7 @@
 #pragma once
 // A policy that scores the prompt with more forwards after its prefill, as kvpress's KVComposePress
-// runs the context a second time after itself. The session (models/inference_session.cpp) drives
+// runs the context a second time after itself (or, standalone(), with forwards of their own before
+// it). The session (models/inference_session.cpp) drives
 // it under the oneshot and decode protocols: it prefills without compressing, runs each of
 // scoring_inputs() after the prompt (begin_scoring_input() first; the policy observes every layer
 // of that forward) and rolls the cache back to the prompt after each, then calls compress() on
@@ -21,6 +22,8 @@ namespace kvbench::policies {
 // (SessionOptions::text).
 struct PromptText {
   std::function<std::vector<int64_t>(const std::string& text)> encode;
+  // The tokenizer as transformers' tokenizer(text) calls it: the special tokens it adds (a BOS).
+  std::function<std::vector<int64_t>(const std::string& text)> encode_with_specials;
   std::function<std::optional<std::string>(const std::string& user_message)> chat;
 };
 
@@ -32,6 +35,10 @@ class ContextRescoring {
   virtual std::vector<std::vector<int64_t>> scoring_inputs(const std::vector<int64_t>& prompt, const PromptText* text) = 0;
   // observe() calls from here until the next begin_scoring_input() or compress() are input `index`'s.
   virtual void begin_scoring_input(size_t index) = 0;
+  // True: each scoring input runs alone on an empty cache from position 0, before the prompt, and
+  // also when the budget is unlimited (kvpress's DuoAttention scores the model on calibration
+  // texts and sizes heads by a ratio, not a budget).
+  virtual bool standalone() const { return false; }
 };
 
 }  // namespace kvbench::policies

@@ -26,13 +26,15 @@ StatsRequest& StatsRequest::merge(const StatsRequest& other) {
   output_projection |= other.output_projection;
   hidden_states |= other.hidden_states;
   queries |= other.queries;
+  projections |= other.projections;
   return *this;
 }
 
 bool StatsRequest::operator==(const StatsRequest& o) const {
   auto fields = [](const StatsRequest& r) {
     return std::tie(r.last_row, r.column_sums, r.column_sq_sums, r.column_max, r.window, r.kv_column_sq_sums,
-                    r.kv_column_above_mean, r.queries_before_rope, r.output_projection, r.hidden_states, r.queries);
+                    r.kv_column_above_mean, r.queries_before_rope, r.output_projection, r.hidden_states, r.queries,
+                    r.projections);
   };
   return fields(*this) == fields(o);
 }

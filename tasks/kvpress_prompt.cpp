@@ -105,6 +105,10 @@ std::vector<KvpressIds> kvpress_ids_by_context(const models::Tokenizer& tokenize
 
 std::shared_ptr<const policies::PromptText> model_prompt_text(const models::Tokenizer& tokenizer) {
   auto text = std::make_shared<policies::PromptText>();
+  text->encode_with_specials = [&tokenizer](const std::string& s) {
+    const std::vector<int> ids = tokenizer.encode(s, /*add_special_tokens=*/true);
+    return std::vector<int64_t>(ids.begin(), ids.end());
+  };
   text->encode = [&tokenizer](const std::string& s) {
     const std::vector<int> ids = tokenizer.encode(s, /*add_special_tokens=*/false);
     return std::vector<int64_t>(ids.begin(), ids.end());

@@ -32,8 +32,18 @@ namespace kvbench::testing {
 
 // Under the temp directory, one per test process: ctest runs several processes at once, and two
 // writing one file would race on its rename.
+// Under one folder per test process, removed when the process ends.
 inline std::filesystem::path artefact_path(const std::string& name) {
-  return std::filesystem::temp_directory_path() / (std::to_string(::getpid()) + "_" + name);
+  struct Folder {
+    std::filesystem::path path = std::filesystem::temp_directory_path() / ("kvbench_artefacts_" + std::to_string(::getpid()));
+    Folder() { std::filesystem::create_directories(path); }
+    ~Folder() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const Folder folder;
+  return folder.path / name;
 }
 
 inline bool thresholded(const std::string& policy) {
@@ -42,7 +52,7 @@ inline bool thresholded(const std::string& policy) {
 
 inline bool policy_refuses(const std::string& policy, models::Protocol protocol, bool token_budget) {
   const bool think = policy == "think" || policy == "kvpress:think";
-  const bool duo = policy == "duo_attention" || policy == "kvpress:duo_attention";
+  const bool duo = policy == "duo_attention" || policy == "kvpress:duo_attention" || policy == "kvpress:duo_attention_on_the_fly";
   const bool lukv = policy == "kvpress:lukv";
   const bool sized_by_ratio = lukv || policy == "kvpress:compression_ratio_decoding";  // needs --budget ratio:<r>
   return ((think || duo || lukv || policy == "kvpress:snap_think") && protocol == models::Protocol::kStream) ||
@@ -158,6 +168,13 @@ inline nlohmann::json runnable_params(const std::string& policy, const models::M
   if (policy == "kvpress:lukv") p["budget_curve"] = lukv_curve_file(model.n_layers, model.n_kv_heads);
   if (policy == "duo_attention" || policy == "kvpress:duo_attention") {
     p["attn_pattern"] = duo_pattern_dir(model.n_layers, model.n_kv_heads);
+    p["head_compression_ratio"] = 0.5;
+  }
+  if (policy == "kvpress:duo_attention_on_the_fly") {  // calibrated on a few chapters of a corpus in BookSum's shape
+    p["corpus"] = std::string(KVBENCH_TESTS_DIR) + "/fixtures/policy_parity/duo_on_the_fly/booksum_shaped.jsonl";
+    p["num_samples"] = 5;
+    p["sink_size"] = 2;
+    p["recent_size"] = 4;
     p["head_compression_ratio"] = 0.5;
   }
   return p;

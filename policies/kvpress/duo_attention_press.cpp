@@ -5,13 +5,17 @@
 // and the last recent_size tokens; the other heads keep everything. The scores and window sizes are
 // the published pattern (mit-han-lab/duo-attention attn_patterns/<model>/<run>/: config.json with
 // sink_size and recent_size, full_attention_heads.tsv with one row of KV-head scores per layer),
-// read from the directory the user gives. kvpress masks; kvbench evicts (ragged heads).
+// read from the directory the user gives — or, kvpress:duo_attention_on_the_fly, scored from the
+// model itself on BookSum chapters (kvpress's experimental duo_attention_on_the_fly, sink 128 and
+// recent 256). kvpress masks; kvbench evicts (ragged heads).
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
 
 #include "datasets/json_parse.hpp"
+#include "policies/context_rescoring.hpp"
+#include "policies/kvpress/duo_on_the_fly.hpp"
 #include "policies/kvpress/press.hpp"
 #include "policies/registry.hpp"
 #include "tokenizers/model_error.hpp"
@@ -70,35 +74,80 @@ DuoPattern read_pattern(const std::string& dir) {
   return {size("sink_size"), size("recent_size"), read_head_scores(dir + "/full_attention_heads.tsv")};
 }
 
-class DuoAttentionPress : public Policy {
+class DuoAttentionPress : public Policy, public ContextRescoring {
  public:
-  DuoAttentionPress(std::string name, const nlohmann::json& p)
-      : name_(std::move(name)), path_(p.at("attn_pattern")), ratio_(p.at("head_compression_ratio")), pattern_(read_pattern(path_)) {
-    // The round(size · ratio) lowest scores (Python's round: half to even); among equal scores the
-    // lower (layer, head) first (numpy's argsort leaves that order unspecified).
-    const int64_t size = pattern_.scores.numel();
-    const int64_t pruned = static_cast<int64_t>(std::nearbyint(static_cast<double>(size) * ratio_));
-    const torch::Tensor order = std::get<1>(pattern_.scores.reshape(-1).sort(/*stable=*/true, 0, /*descending=*/false));
-    streaming_ = torch::zeros({size}, torch::kBool);
-    if (pruned > 0) streaming_.index_fill_(0, order.narrow(0, 0, pruned), true);
-    streaming_ = streaming_.reshape(pattern_.scores.sizes());
+  // A published pattern (attn_pattern), or kvpress's on-the-fly scores of the model itself.
+  DuoAttentionPress(std::string name, const nlohmann::json& p, bool on_the_fly) : name_(std::move(name)), on_the_fly_(on_the_fly) {
+    ratio_ = p.at("head_compression_ratio");
+    if (!on_the_fly_) {
+      path_ = p.at("attn_pattern").get<std::string>();
+      pattern_ = read_pattern(path_);
+      choose_streaming_heads();
+      return;
+    }
+    corpus_ = p.at("corpus").get<std::string>();
+    num_samples_ = p.at("num_samples");
+    q_len_ = p.at("q_len");
+    pattern_.sink = p.at("sink_size");
+    pattern_.recent = p.at("recent_size");
+    if (corpus_.empty())
+      throw std::invalid_argument(name_ + " scores the model's heads on " + std::to_string(num_samples_) +
+                                  " chapters of BookSum's train split (Hugging Face kmfoda/booksum, split train, column chapter), "
+                                  "as kvpress's duo_attention_on_the_fly does: download it and give the file (CSV as published, or "
+                                  "JSONL with a chapter field) as the parameter corpus");
   }
   std::string name() const override { return name_; }
+  ContextRescoring* rescoring() override { return on_the_fly_ ? this : nullptr; }
+  bool standalone() const override { return true; }
+  StatsRequest wants() const override {
+    StatsRequest r;
+    r.projections = scoring_;
+    return r;
+  }
+
   void begin(const SequenceInfo& info) override {
     if (!info.unlimited())
       throw std::invalid_argument(name_ + " sizes its heads by head_compression_ratio, not by a budget: run it with --budget full");
-    if (pattern_.scores.size(0) != info.n_layers || pattern_.scores.size(1) != info.n_kv_heads)
+    if (pattern_.scores.defined() && (pattern_.scores.size(0) != info.n_layers || pattern_.scores.size(1) != info.n_kv_heads))
       throw std::invalid_argument(name_ + ": " + path_ + "/full_attention_heads.tsv scores " +
                                   std::to_string(pattern_.scores.size(0)) + " layers × " + std::to_string(pattern_.scores.size(1)) +
                                   " KV heads, the model has " + std::to_string(info.n_layers) + " × " +
                                   std::to_string(info.n_kv_heads) + ": the pattern of another model?");
     Policy::begin(info);
   }
+
+  // The scores are the model's: computed on the first prompt, kept for the next ones (kvpress
+  // caches them per model).
+  std::vector<std::vector<int64_t>> scoring_inputs(const std::vector<int64_t>&, const PromptText* text) override {
+    if (streaming_.defined()) return {};
+    if (!text || !text->encode_with_specials)
+      throw std::invalid_argument(name_ + " tokenizes its calibration chapters with the model's tokenizer, which this run does not give "
+                                          "(run it through a task)");
+    std::vector<std::vector<int64_t>> inputs;
+    for (const std::string& chapter : duo_sampled_chapters(corpus_, num_samples_)) inputs.push_back(text->encode_with_specials(chapter));
+    pattern_.scores = torch::zeros({info_.n_layers, info_.n_kv_heads}, torch::kFloat32);
+    return inputs;
+  }
+  void begin_scoring_input(size_t) override { scoring_ = true; }
+
+  // duo_attention_on_the_fly: each chapter's layer scores (policies/kvpress/duo_on_the_fly.hpp),
+  // averaged over the chapters.
+  void observe(int64_t layer, LayerCache&, const AttentionStats& stats, Phase) override {
+    if (!scoring_) return;
+    pattern_.scores[layer].add_(duo_layer_scores(stats.projected_queries, stats.projected_keys, stats.rotate, q_len_).cpu().div(static_cast<double>(num_samples_)));
+  }
+
   // kvpress masks the streaming heads' tokens [sink, n − recent) once, after the prefill (a
   // `-recent_size` slice: nothing when recent_size is 0).
   void compress(int64_t layer, LayerCache& cache, Phase phase) override {
     if (phase == Phase::kPrefillBlock) throw std::invalid_argument(name_ + " masks the prompt once: use --protocol oneshot");
-    if (phase != Phase::kPrefill || pattern_.recent == 0) return;
+    if (phase != Phase::kPrefill) return;
+    scoring_ = false;
+    if (!streaming_.defined()) {
+      if (!pattern_.scores.defined()) throw std::invalid_argument(name_ + " needs its calibration forwards, which an InferenceSession runs; they were not run");
+      choose_streaming_heads();
+    }
+    if (pattern_.recent == 0) return;
     const int64_t n = cache.size(), heads = cache.kv_heads();
     if (n <= pattern_.sink + pattern_.recent || !cache.all_valid() || !cache.in_arrival_order()) return;
     const torch::Tensor streaming = streaming_[layer];
@@ -114,11 +163,28 @@ class DuoAttentionPress : public Policy {
     cache.evict(victims.to(cache.keys().device(), /*non_blocking=*/true), torch::tensor(counts, torch::kInt64));
   }
 
+  // For tests: the (layer, KV head) scores in use (the pattern's, or the ones computed).
+  const torch::Tensor& head_scores() const { return pattern_.scores; }
+
  private:
-  std::string name_, path_;
-  double ratio_;
+  // The round(size · ratio) lowest scores (Python's round: half to even); among equal scores the
+  // lower (layer, head) first (numpy's argsort leaves that order unspecified).
+  void choose_streaming_heads() {
+    const int64_t size = pattern_.scores.numel();
+    const int64_t pruned = static_cast<int64_t>(std::nearbyint(static_cast<double>(size) * ratio_));
+    const torch::Tensor order = std::get<1>(pattern_.scores.reshape(-1).sort(/*stable=*/true, 0, /*descending=*/false));
+    streaming_ = torch::zeros({size}, torch::kBool);
+    if (pruned > 0) streaming_.index_fill_(0, order.narrow(0, 0, pruned), true);
+    streaming_ = streaming_.reshape(pattern_.scores.sizes());
+  }
+
+  std::string name_, path_, corpus_;
+  bool on_the_fly_;
+  double ratio_ = 0;
+  int64_t num_samples_ = 0, q_len_ = 0;
+  bool scoring_ = false;
   DuoPattern pattern_;
-  torch::Tensor streaming_;  // [layers, kv_heads] bool
+  torch::Tensor streaming_;  // [layers, kv_heads] bool, once the scores are known
 };
 
 // kvpress:duo_attention, and `duo_attention` (a press new to kvbench).
@@ -129,7 +195,20 @@ const bool duo_attention_registered = [] {
          "Xiao et al. 2024 (arXiv 2410.10819); kvpress duo_attention_press.py",
          {params::Param::text("attn_pattern", "", "directory of the pattern: attn_patterns/<model>/<run>/ of mit-han-lab/duo-attention"),
           params::Param::number("head_compression_ratio", 0.0, "share of the (layer, KV head) pairs made streaming heads", 0, 1)},
-         [name](const nlohmann::json& p) { return std::make_unique<DuoAttentionPress>(name, p); }});
+         [name](const nlohmann::json& p) { return std::make_unique<DuoAttentionPress>(name, p, false); }});
+  // kvpress:duo_attention_on_the_fly: DuoAttentionPress(on_the_fly_scoring=True), its experimental
+  // scores of the model's own heads on BookSum chapters.
+  PolicyRegistration(
+      {"kvpress:duo_attention_on_the_fly",
+       "DuoAttention's streaming heads chosen by kvpress's on-the-fly scores: the model's mean query and key on BookSum chapters",
+       "Xiao et al. 2024 (arXiv 2410.10819); kvpress duo_attention_press.py duo_attention_on_the_fly",
+       {params::Param::text("corpus", "", "BookSum's train split (kmfoda/booksum: the CSV, or JSONL with a chapter field)"),
+        params::Param::integer("num_samples", 50, "chapters sampled (pandas' sample, random_state 42)", 1),
+        params::Param::integer("q_len", 500, "positions the mean query and key are repeated over", 1),
+        params::Param::integer("sink_size", 128, "first tokens a streaming head keeps (kvpress's fixed 128)", 0),
+        params::Param::integer("recent_size", 256, "last tokens a streaming head keeps (kvpress's fixed 256)", 0),
+        params::Param::number("head_compression_ratio", 0.0, "share of the (layer, KV head) pairs made streaming heads", 0, 1)},
+       [](const nlohmann::json& p) { return std::make_unique<DuoAttentionPress>("kvpress:duo_attention_on_the_fly", p, true); }});
   return true;
 }();
 
