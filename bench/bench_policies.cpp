@@ -64,22 +64,32 @@ AttentionStats synthetic_stats(const StatsRequest& want, int64_t n, torch::Gener
 
 int64_t synthetic_size(const AttentionStats& s) { return s.column_counts.size(0); }
 
-void PolicyStep(benchmark::State& state, const std::string& name) {
-  const int64_t n = state.range(0);
-  kvbench::models::ModelConfig shape;  // the layer's, for the learned presses' synthetic artefacts
+// The layer's shape, for the learned presses' synthetic artefacts.
+kvbench::models::ModelConfig bench_shape() {
+  kvbench::models::ModelConfig shape;
   shape.n_layers = 1;
   shape.n_kv_heads = kKvHeads;
   shape.head_dim = kHeadDim;
   shape.dim = kDim;
-  auto policy = make_policy(name, kvbench::testing::runnable_params(name, shape));
+  return shape;
+}
+
+void PolicyStep(benchmark::State& state, const std::string& name) {
+  const int64_t n = state.range(0);
+  auto policy = make_policy(name, kvbench::testing::runnable_params(name, bench_shape()));
   SequenceInfo info;
   info.n_layers = 1;
   info.n_heads = kHeads;
   info.n_kv_heads = kKvHeads;
   info.head_dim = kHeadDim;
   info.prompt_len = n;
-  // ThinK and DMSPress take no token budget (they prune channels, or by a threshold).
+  // ThinK and DMSPress take no token budget (they prune channels, or by a threshold); LU-KV and
+  // CompressionRatioDecodingPress take a compression ratio (0.5 here).
   info.budget = kvbench::testing::policy_refuses(name, kvbench::models::Protocol::kDecode, true) ? kUnlimitedTokens : n;
+  if (kvbench::testing::sized_by_ratio(name)) {
+    info.compression_ratio = 0.5;
+    info.budget = n - n / 2;
+  }
   policy->begin(info);
   torch::Generator gen = at::detail::createCPUGenerator(1234);
   LayerCache cache(kKvHeads, kHeadDim, torch::kFloat32, n + 2);
@@ -199,12 +209,19 @@ KVBENCH_POLICY_BENCH(kvec);
 KVBENCH_POLICY_BENCH(roco);
 KVBENCH_POLICY_BENCH(bumblebee);
 
+// Presses that run forwards of the model before they can compress (KVzip's repeats, KVCompose's
+// second pass, DuoAttention's calibration chapters): a layer alone cannot drive them.
+bool needs_model_forwards(const std::string& name) {
+  return make_policy(name, kvbench::testing::runnable_params(name, bench_shape()))->rescoring() != nullptr;
+}
+
 // kvpress's presses and wrappers (policies/kvpress/), by their registered names, which are not
 // identifiers: registered in main(), once every policy has registered itself. The presses that
 // score a whole prompt once (CompactorPress, KVComposePress) have no decode step to time.
 int main(int argc, char** argv) {
   for (const auto& info : registered_policies())
-    if (info.name.rfind("kvpress:", 0) == 0 && info.name != "kvpress:no_press" && !kvbench::testing::prefill_only(info.name))
+    if (info.name.rfind("kvpress:", 0) == 0 && info.name != "kvpress:no_press" && !kvbench::testing::prefill_only(info.name) &&
+        !needs_model_forwards(info.name))
       benchmark::RegisterBenchmark(("PolicyStep/" + info.name).c_str(), PolicyStep, info.name)
           ->RangeMultiplier(4)
           ->Range(1024, 65536)

@@ -50,13 +50,17 @@ inline bool thresholded(const std::string& policy) {
   return policy == "kvpress:dms" || policy == "kvpress:kvzap_linear" || policy == "kvpress:kvzap_mlp";
 }
 
+// Policies whose budget is kvpress's compression ratio alone (--budget ratio:<r>).
+inline bool sized_by_ratio(const std::string& policy) {
+  return policy == "kvpress:lukv" || policy == "kvpress:compression_ratio_decoding";
+}
+
 inline bool policy_refuses(const std::string& policy, models::Protocol protocol, bool token_budget) {
   const bool think = policy == "think" || policy == "kvpress:think";
   const bool duo = policy == "duo_attention" || policy == "kvpress:duo_attention" || policy == "kvpress:duo_attention_on_the_fly";
   const bool lukv = policy == "kvpress:lukv";
-  const bool sized_by_ratio = lukv || policy == "kvpress:compression_ratio_decoding";  // needs --budget ratio:<r>
   return ((think || duo || lukv || policy == "kvpress:snap_think") && protocol == models::Protocol::kStream) ||
-         ((think || duo || sized_by_ratio || thresholded(policy)) && token_budget);
+         ((think || duo || sized_by_ratio(policy) || thresholded(policy)) && token_budget);
 }
 
 // Presses that score a whole prompt once (kvpress's CompactorPress, FinchPress, and the ones that

@@ -145,39 +145,32 @@ def recheck_recorded(rkv):
     print(f"re-graded the {len(cases)} recorded qwen_math cases: all equal")
 
 
+# Per bundled set: R-KV's data name, the example as eval_math reads its gold, the gold answer, and
+# the outputs graded (kind, the example's own answer or the next example's, the text around it).
+SETS = [
+    ("math500", "math", 500, lambda ex: {"solution": ex["solution"]}, lambda ex: ex["answer"],
+     [("own", 0, "The final result is $\\boxed{{{}}}$."), ("next", 1, "The final result is $\\boxed{{{}}}$.")]),
+    ("aime24", "aime24", 30, lambda ex: {"answer": ex["answer"]}, lambda ex: ex["answer"],
+     [("own", 0, "Thus $\\boxed{{{}}}$"), ("next", 1, "Thus $\\boxed{{{}}}$"), ("answer_is", 0, "The answer is {}.")]),
+    ("gsm8k", "gsm8k", 200, lambda ex: {"answer": ex["answer"]}, lambda ex: ex["answer"].split("####")[-1].strip(),
+     [("own", 0, "So she has $\\boxed{{{}}}$ left."), ("last_number", 0, "We add them: {} in all"), ("next", 1, "\\boxed{{{}}}")]),
+]
+
+
 def record(rkv):
     rows = []
-
-    def add(set_name, index, kind, output, data_name, example):
-        # the example itself is the bundled record `index` of data/reasoning/<set>/test.jsonl
-        rows.append(dict(set=set_name, index=index, kind=kind, output=output, data=data_name,
-                         **grade(rkv, output, data_name, example)))
-
-    math = read_jsonl(os.path.join(DATA, "math500", "test.jsonl"))
-    for i, ex in enumerate(math):
-        example = {"solution": ex["solution"]}
-        nxt = math[(i + 1) % len(math)]["answer"]
-        add("math500", i, "own", f"The final result is $\\boxed{{{ex['answer']}}}$.", "math", example)
-        add("math500", i, "next", f"The final result is $\\boxed{{{nxt}}}$.", "math", example)
-        for v in variants(ex["answer"]):
-            add("math500", i, "variant", f"So we get \\boxed{{{v}}}", "math", example)
-        for v in sympy_variants(rkv, ex["answer"]):
-            add("math500", i, "sympy", f"So we get \\boxed{{{v}}}", "math", example)
-    aime = read_jsonl(os.path.join(DATA, "aime24", "test.jsonl"))
-    for i, ex in enumerate(aime):
-        example = {"answer": ex["answer"]}
-        nxt = aime[(i + 1) % len(aime)]["answer"]
-        add("aime24", i, "own", f"Thus $\\boxed{{{ex['answer']}}}$", "aime24", example)
-        add("aime24", i, "next", f"Thus $\\boxed{{{nxt}}}$", "aime24", example)
-        add("aime24", i, "answer_is", f"The answer is {ex['answer']}.", "aime24", example)
-    gsm = read_jsonl(os.path.join(DATA, "gsm8k", "test.jsonl"))[:200]
-    for i, ex in enumerate(gsm):
-        example = {"answer": ex["answer"]}
-        own = ex["answer"].split("####")[-1].strip()
-        nxt = gsm[(i + 1) % len(gsm)]["answer"].split("####")[-1].strip()
-        add("gsm8k", i, "own", f"So she has $\\boxed{{{own}}}$ left.", "gsm8k", example)
-        add("gsm8k", i, "last_number", f"We add them: {own} in all", "gsm8k", example)
-        add("gsm8k", i, "next", f"\\boxed{{{nxt}}}", "gsm8k", example)
+    for set_name, data_name, count, example_of, answer_of, outputs in SETS:
+        records = read_jsonl(os.path.join(DATA, set_name, "test.jsonl"))[:count]
+        for i, ex in enumerate(records):
+            example = example_of(ex)
+            answers = [answer_of(ex), answer_of(records[(i + 1) % len(records)])]
+            texts = [(kind, template.format(answers[which])) for kind, which, template in outputs]
+            if set_name == "math500":
+                texts += [("variant", f"So we get \\boxed{{{v}}}") for v in variants(ex["answer"])]
+                texts += [("sympy", f"So we get \\boxed{{{v}}}") for v in sympy_variants(rkv, ex["answer"])]
+            # the example itself is the bundled record `index` of data/reasoning/<set>/test.jsonl
+            rows += [dict(set=set_name, index=i, kind=kind, output=text, data=data_name, **grade(rkv, text, data_name, example))
+                     for kind, text in texts]
     return rows
 
 
