@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <complex>
 #include <cstdint>
 #include <functional>
+#include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -247,7 +248,42 @@ class Parser {
     return n;
   }
 
-  NodeP expr() { return additive(); }
+  // expr() is read once per position (packrat): the alternatives that read the same span again
+  // (f(x) as a function or as x times a group, |..| as a bar or an absolute value) would otherwise
+  // take time exponential in the nesting. Nested deeper than kMaxDepth rules (expr, unary, comp:
+  // about 100 parentheses) the reading fails, as sympy's parser runs out of Python's recursion
+  // limit; the stack stays small whatever the text.
+  static constexpr int kMaxDepth = 300;
+  struct Deeper {
+    int& depth;
+    explicit Deeper(int& d) : depth(++d) {}
+    ~Deeper() { --depth; }
+    bool too_deep() const { return depth > kMaxDepth; }
+  };
+  struct Memo {
+    NodeP node;
+    size_t end;
+    bool outside;
+  };
+  std::map<size_t, Memo> memo_;
+  int depth_ = 0;
+
+  NodeP expr() {
+    if (const auto it = memo_.find(pos_); it != memo_.end()) {
+      if (it->second.node) pos_ = it->second.end, outside_ = outside_ || it->second.outside;
+      return it->second.node;
+    }
+    const Deeper deeper(depth_);
+    if (deeper.too_deep()) return nullptr;
+    const size_t start = pos_;
+    const bool outside_before = outside_;
+    outside_ = false;
+    NodeP n = additive();
+    memo_[start] = {n, pos_, outside_};
+    if (!n) pos_ = start;
+    outside_ = outside_before || (n && outside_);
+    return n;
+  }
 
   NodeP additive() {
     NodeP left = mp(false);
@@ -274,6 +310,8 @@ class Parser {
   }
 
   NodeP unary(bool nofunc) {
+    const Deeper deeper(depth_);
+    if (deeper.too_deep()) return nullptr;
     if (at(Tok::kAdd) || at(Tok::kSub)) {
       const bool minus = at(Tok::kSub);
       ++pos_;
@@ -356,6 +394,8 @@ class Parser {
   }
 
   NodeP comp(bool nofunc) {
+    const Deeper deeper(depth_);
+    if (deeper.too_deep()) return nullptr;
     for (const auto& rule : std::vector<std::function<NodeP()>>{
              [&] { return group(); }, [&] { return abs_group(); }, [&] { return nofunc ? nullptr : func(); },
              [&] { return atom(); }, [&] { return floor_ceil(Tok::kLFloor, Tok::kRFloor, Node::kFloor); },
@@ -706,9 +746,13 @@ struct Parsed {
   bool outside = false;
 };
 
+// Longer texts are not read: sympy's converter recurses once per operator of a chain, so Python's
+// recursion limit stops it well before this; here it keeps every tree shallow enough to walk.
+constexpr size_t kMaxTokens = 1000;
+
 std::optional<Parsed> parse_latex(const std::string& text) {
   std::optional<std::vector<Token>> tokens = lex(text);
-  if (!tokens) return std::nullopt;
+  if (!tokens || tokens->size() > kMaxTokens) return std::nullopt;
   Parser parser(std::move(*tokens));
   NodeP n = parser.relation();
   if (!n) return std::nullopt;

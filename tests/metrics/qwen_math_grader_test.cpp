@@ -109,6 +109,23 @@ TEST(LatexExpression, DecidesAsSympyDoes) {
   EXPECT_FALSE(latex_parses(""));
 }
 
+// A model's output can be anything: nesting that would make a backtracking reader exponential, or
+// chains deep enough to exhaust the stack, are read in linear time or not at all (as sympy's
+// converter gives up past Python's recursion limit), never crash.
+TEST(LatexExpression, PathologicalAnswersAreReadOrRefusedNeverHang) {
+  auto rep = [](const std::string& s, int n) {
+    std::string out;
+    for (int i = 0; i < n; ++i) out += s;
+    return out;
+  };
+  EXPECT_EQ(latex_symbolic_equal(rep("(", 30) + "1" + rep(")", 30), "1"), SymbolicVerdict::kEqual);
+  EXPECT_EQ(latex_symbolic_equal(rep("(", 150) + "1" + rep(")", 150), "1"), SymbolicVerdict::kNotEqual);  // too deep to read
+  for (const std::string& text : {rep("(1+|x", 300), rep("x(", 300), rep("|x(", 300), rep("\\sin ", 100000) + "x", rep("-", 200000) + "1",
+                                  rep("x^", 100000) + "2", rep("\\frac{1}{", 50000), rep("1+", 100000) + "1"})
+    EXPECT_EQ(latex_symbolic_equal(text, "1"), SymbolicVerdict::kNotEqual) << text.substr(0, 40);
+  EXPECT_FALSE(qwen_math::math_equal(rep("(1+|x", 300), "1"));
+}
+
 TEST(QwenMathGrader, WordNumbersAsWord2Number) {
   EXPECT_EQ(qwen_math::word_to_num("five"), "5");
   EXPECT_EQ(qwen_math::word_to_num("two million twenty three thousand and forty nine"), "2023049");
