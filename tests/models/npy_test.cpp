@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <unistd.h>
+
 #include "tensorio/npy.hpp"
 #include "tokenizers/model_error.hpp"
 
@@ -23,11 +25,20 @@ TEST(Npy, ReadsWhatNumpyWrote) {
   EXPECT_LT(curve[0].mean().item<double>(), curve[98].mean().item<double>());
 }
 
+// `bytes` as a file of this test process's own, removed when the returned guard goes.
+struct ScratchNpy {
+  std::string path;
+  ScratchNpy(const std::string& name, const std::string& bytes)
+      : path((std::filesystem::temp_directory_path() / ("kvbench_" + std::to_string(::getpid()) + "_" + name)).string()) {
+    std::ofstream(path, std::ios::binary) << bytes;
+  }
+  ~ScratchNpy() { std::filesystem::remove(path); }
+};
+
 std::string npy_error(const std::string& bytes) {
-  const std::string path = (std::filesystem::temp_directory_path() / "kvbench_bad.npy").string();
-  std::ofstream(path, std::ios::binary) << bytes;
+  const ScratchNpy file("bad.npy", bytes);
   try {
-    read_npy(path);
+    read_npy(file.path);
   } catch (const ModelLoadError& e) {
     return e.what();
   }
@@ -54,11 +65,10 @@ TEST(Npy, MalformedFilesNameTheField) {
             std::string::npos);
   EXPECT_NE(npy_error(npy("{'descr': '<f8', 'fortran_order': False, }", "")).find("'shape'"), std::string::npos);
   const torch::Tensor one = [] {
-    const std::string path = (std::filesystem::temp_directory_path() / "kvbench_one.npy").string();
     double v = 2.5;
-    std::ofstream(path, std::ios::binary) << npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1), }",
-                                                 std::string(reinterpret_cast<const char*>(&v), 8));
-    return read_npy(path);
+    const ScratchNpy file("one.npy", npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1), }",
+                                         std::string(reinterpret_cast<const char*>(&v), 8)));
+    return read_npy(file.path);
   }();
   EXPECT_EQ(one.sizes().vec(), (std::vector<int64_t>{1, 1}));
   EXPECT_DOUBLE_EQ(one.item<double>(), 2.5);
@@ -66,9 +76,8 @@ TEST(Npy, MalformedFilesNameTheField) {
 
 // An array with no elements (fuzz_npy's first find: a copy from a tensor with no data).
 TEST(Npy, AnEmptyArrayReadsAsAnEmptyTensor) {
-  const std::string path = (std::filesystem::temp_directory_path() / "kvbench_empty.npy").string();
-  std::ofstream(path, std::ios::binary) << npy("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 3), }", "");
-  const torch::Tensor t = read_npy(path);
+  const ScratchNpy file("empty.npy", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (0, 3), }", ""));
+  const torch::Tensor t = read_npy(file.path);
   EXPECT_EQ(t.sizes().vec(), (std::vector<int64_t>{0, 3}));
   EXPECT_EQ(t.scalar_type(), torch::kFloat32);
 }
