@@ -64,7 +64,8 @@ torch::Tensor InferenceSession::prefill(const std::vector<int64_t>& tokens, bool
   const auto& c = model_.config();
   info_ = {c.n_layers, c.n_heads, c.n_kv_heads, c.head_dim, static_cast<int64_t>(tokens.size()),
            options_.budget.resolve(static_cast<int64_t>(tokens.size())), options_.seed, options_.budget.compression_ratio(),
-           query_tokens};
+           query_tokens,
+           c.origin.empty() ? std::string() : c.origin + "|" + c10::toString(model_.dtype()) + "|" + model_.device().str()};
   if (policy_) policy_->begin(info_);
   if (policy_ && policy_->rescoring() && (!info_.unlimited() || policy_->rescoring()->standalone()) &&
       options_.protocol != Protocol::kStream)
@@ -76,10 +77,41 @@ torch::Tensor InferenceSession::prefill(const std::vector<int64_t>& tokens, bool
 
 torch::Tensor InferenceSession::rescored_prefill(const std::vector<int64_t>& tokens, bool all_logits) {
   policies::ContextRescoring& rescoring = *policy_->rescoring();
-  const bool standalone = rescoring.standalone();
-  torch::Tensor logits;
-  if (!standalone) logits = run(tokens, policies::Phase::kPrefill, /*compress=*/false, all_logits);
-  const Checkpoint prompt = checkpoint();  // standalone: the empty cache
+  if (rescoring.standalone()) {
+    // The policy scores the model itself first (kvpress's DuoAttention on the fly): each
+    // calibration input runs alone from position 0 on a cache of its own; what it held is the
+    // model's, not the prompt's, so it counts in neither the session's peaks nor its prefill tokens.
+    struct Restore {  // the prompt's cache, peaks and probes, however the calibration ends
+      InferenceSession& s;
+      policies::KVCache prompt_cache;
+      int64_t peak_bytes, peak_allocated, max_len, next_position;
+      CacheControl inspector;
+      ~Restore() {
+        s.cache_ = std::move(prompt_cache);
+        s.peak_bytes_ = peak_bytes, s.peak_allocated_bytes_ = peak_allocated, s.max_cache_len_ = max_len;
+        s.next_position_ = next_position, s.cache_len_ = s.cache_.max_head_length();
+        s.inspector_ = std::move(inspector);
+      }
+    };
+    {
+      Restore restore{*this, std::exchange(cache_, model_.make_cache(cache_.position_mode())), peak_bytes_, peak_allocated_bytes_,
+                      max_cache_len_, next_position_, std::exchange(inspector_, CacheControl{})};
+      const Checkpoint empty = checkpoint();
+      const std::vector<std::vector<int64_t>> inputs = rescoring.scoring_inputs(tokens, options_.text.get());
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        rescoring.begin_scoring_input(i);
+        run(inputs[i], policies::Phase::kPrefillBlock, /*compress=*/false, false);
+        rollback(empty);
+      }
+    }
+    torch::Tensor logits = run(tokens, policies::Phase::kPrefill, /*compress=*/false, all_logits);
+    prefill_tokens_of_this_thread().computed += static_cast<int64_t>(tokens.size());
+    for (int64_t l = 0; l < cache_.n_layers(); ++l) policy_->compress(l, cache_.layer(l), policies::Phase::kPrefill);
+    account(0);
+    return logits;
+  }
+  torch::Tensor logits = run(tokens, policies::Phase::kPrefill, /*compress=*/false, all_logits);
+  const Checkpoint prompt = checkpoint();
   {
     // Probes see the job's forwards only; they are back however the scoring forwards end.
     struct Restore {
@@ -95,7 +127,6 @@ torch::Tensor InferenceSession::rescored_prefill(const std::vector<int64_t>& tok
       prefill_tokens_of_this_thread().computed += static_cast<int64_t>(inputs[i].size());
     }
   }
-  if (standalone) logits = run(tokens, policies::Phase::kPrefill, /*compress=*/false, all_logits);
   prefill_tokens_of_this_thread().computed += static_cast<int64_t>(tokens.size());
   for (int64_t l = 0; l < cache_.n_layers(); ++l) policy_->compress(l, cache_.layer(l), policies::Phase::kPrefill);
   account(0);

@@ -38,6 +38,10 @@ struct SequenceInfo {
   // How many of the prompt's last tokens are the question, in a query-aware prompt built for a
   // policy that names a query_delimiter() (kvpress's FinchPress window); 0: not given.
   int64_t query_tokens = 0;
+  // The checkpoint as "<origin>|<dtype>|<device>", "" for a model built in memory: what a policy
+  // computes from the model itself and keeps across prompts (DuoAttention's on-the-fly scores) is
+  // keyed by it.
+  std::string model;
   // No eviction. From 2^40 tokens on a budget counts as unlimited too: no sequence is that long,
   // and policies compute with smaller budgets (sums, products of strides) without overflow.
   bool unlimited() const { return budget >= (int64_t{1} << 40); }

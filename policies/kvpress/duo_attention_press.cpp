@@ -11,6 +11,9 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <map>
+#include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "datasets/json_parse.hpp"
@@ -116,10 +119,15 @@ class DuoAttentionPress : public Policy, public ContextRescoring {
     Policy::begin(info);
   }
 
-  // The scores are the model's: computed on the first prompt, kept for the next ones (kvpress
-  // caches them per model).
+  // The scores are the model's: computed on the first prompt, kept for the next ones in this
+  // process (kvpress caches them per model name): every example's session has a policy of its own.
   std::vector<std::vector<int64_t>> scoring_inputs(const std::vector<int64_t>&, const PromptText* text) override {
     if (streaming_.defined()) return {};
+    if (const std::optional<torch::Tensor> known = known_scores()) {
+      pattern_.scores = *known;
+      choose_streaming_heads();
+      return {};
+    }
     if (!text || !text->encode_with_specials)
       throw std::invalid_argument(name_ + " tokenizes its calibration chapters with the model's tokenizer, which this run does not give "
                                           "(run it through a task)");
@@ -146,6 +154,7 @@ class DuoAttentionPress : public Policy, public ContextRescoring {
     if (!streaming_.defined()) {
       if (!pattern_.scores.defined()) throw std::invalid_argument(name_ + " needs its calibration forwards, which an InferenceSession runs; they were not run");
       choose_streaming_heads();
+      remember_scores();
     }
     if (pattern_.recent == 0) return;
     const int64_t n = cache.size(), heads = cache.kv_heads();
@@ -176,6 +185,38 @@ class DuoAttentionPress : public Policy, public ContextRescoring {
     streaming_ = torch::zeros({size}, torch::kBool);
     if (pruned > 0) streaming_.index_fill_(0, order.narrow(0, 0, pruned), true);
     streaming_ = streaming_.reshape(pattern_.scores.sizes());
+  }
+
+  // Scores computed on the fly, per (model, corpus, num_samples, q_len); none for a model built in
+  // memory (no name to key it by).
+  struct KnownScores {
+    std::mutex mutex;
+    std::map<std::string, torch::Tensor> by_key;
+  };
+  static KnownScores& known() {
+    static KnownScores k;
+    return k;
+  }
+  std::string scores_key() const {
+    if (info_.model.empty()) return "";
+    return info_.model + "|" + corpus_ + "|" + std::to_string(num_samples_) + "|" + std::to_string(q_len_);
+  }
+  std::optional<torch::Tensor> known_scores() const {
+    const std::string key = scores_key();
+    if (key.empty()) return std::nullopt;
+    KnownScores& k = known();
+    const std::lock_guard<std::mutex> lock(k.mutex);
+    const auto it = k.by_key.find(key);
+    if (it == k.by_key.end()) return std::nullopt;
+    return it->second;
+  }
+  void remember_scores() const {
+    const std::string key = scores_key();
+    if (!on_the_fly_ || key.empty()) return;
+    KnownScores& k = known();
+    const std::lock_guard<std::mutex> lock(k.mutex);
+    if (k.by_key.size() >= 128) k.by_key.clear();  // kvpress's LRU holds 128
+    k.by_key[key] = pattern_.scores.clone();
   }
 
   std::string name_, path_, corpus_;

@@ -122,8 +122,6 @@ TEST(KvpressDuoOnTheFly, ASessionEvictsTheHeadsKvpressMakesStreaming) {
     auto policy = make_policy("kvpress:duo_attention_on_the_fly", {{"corpus", duo_corpus_path()}, {"head_compression_ratio", std::stod(ratio)},
                                                                    {"sink_size", sink}, {"recent_size", recent}});
     models::SessionOptions options;
-    models::InferenceSession bare(c.model, policy.get(), options);
-    EXPECT_THROW(bare.prefill(prompt), std::invalid_argument) << "no tokenizer given: one clear error";
     options.text = tasks::model_prompt_text(c.tokenizer);
     models::InferenceSession session(c.model, policy.get(), options), full(c.model, nullptr, models::SessionOptions{});
     EXPECT_TRUE(torch::equal(session.prefill(prompt), full.prefill(prompt))) << "the calibration leaves the prompt's forward as it was";
@@ -136,6 +134,50 @@ TEST(KvpressDuoOnTheFly, ASessionEvictsTheHeadsKvpressMakesStreaming) {
         EXPECT_EQ(counts[h].item<int64_t>(), want.count(l * KV + h) ? sink + recent : n) << "layer " << l << ", KV head " << h;
     }
   }
+}
+
+// Every example's session has a policy of its own: the calibration runs once per (model, corpus,
+// num_samples, q_len) in the process, as kvpress caches its scores per model. It runs on a cache of
+// its own: the prompt's peaks are as without it.
+TEST(KvpressDuoOnTheFly, TheCalibrationRunsOncePerModelAndCorpus) {
+  const DuoCheckpoint& c = duo_checkpoint();
+  const std::vector<int> ids = c.tokenizer.encode("Lily ran.", true);
+  const std::vector<int64_t> prompt(ids.begin(), ids.end());
+  const json params = {{"corpus", duo_corpus_path()}, {"num_samples", 3}, {"q_len", 17}};
+  const auto text = tasks::model_prompt_text(c.tokenizer);
+  auto first = make_policy("kvpress:duo_attention_on_the_fly", params);
+  models::SessionOptions options;
+  options.text = text;
+  models::InferenceSession session(c.model, first.get(), options), full(c.model, nullptr, models::SessionOptions{});
+  session.prefill(prompt);
+  full.prefill(prompt);
+  EXPECT_EQ(session.max_cache_len(), full.max_cache_len()) << "the chapters' cache is not the prompt's";
+  EXPECT_EQ(session.peak_logical_bytes(), full.peak_logical_bytes());
+  // A fresh policy of the same model and calibration asks for no forward; another calibration, or a
+  // model without a checkpoint to name it, does.
+  SequenceInfo info;
+  info.n_layers = c.model.config().n_layers, info.n_heads = c.model.config().n_heads, info.n_kv_heads = c.model.config().n_kv_heads;
+  info.head_dim = c.model.config().head_dim, info.prompt_len = static_cast<int64_t>(prompt.size()), info.budget = kUnlimitedTokens;
+  info.model = c.model.config().origin + "|Float|cpu";  // as the session names it
+  auto inputs_of = [&](const json& p, const std::string& model) {
+    auto policy = make_policy("kvpress:duo_attention_on_the_fly", p);
+    SequenceInfo i = info;
+    i.model = model;
+    policy->begin(i);
+    return policy->rescoring()->scoring_inputs(prompt, text.get()).size();
+  };
+  EXPECT_EQ(inputs_of(params, info.model), 0u);
+  json other = params;
+  other["num_samples"] = 4;
+  EXPECT_EQ(inputs_of(other, info.model), 4u);
+  EXPECT_EQ(inputs_of(params, ""), 3u);
+}
+
+TEST(KvpressDuoOnTheFly, ACalibrationWithoutTheTokenizerIsOneClearError) {
+  const DuoCheckpoint& c = duo_checkpoint();
+  auto policy = make_policy("kvpress:duo_attention_on_the_fly", {{"corpus", duo_corpus_path()}, {"num_samples", 2}, {"q_len", 9}});
+  models::InferenceSession bare(c.model, policy.get(), models::SessionOptions{});  // no SessionOptions::text
+  EXPECT_THROW(bare.prefill({1, 300, 301, 302}), std::invalid_argument);
 }
 
 TEST(KvpressDuoOnTheFly, ACorpusIsNamedWhenMissing) {
