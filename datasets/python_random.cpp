@@ -120,12 +120,7 @@ int64_t NumpyRandomState::randint(int64_t low, int64_t high) {
   const uint64_t rng = static_cast<uint64_t>(high - 1 - low);
   if (rng == 0) return low;
   if (rng > 0xFFFFFFFFULL) throw std::invalid_argument("NumpyRandomState::randint: ranges past 2**32 are not implemented");
-  uint32_t mask = static_cast<uint32_t>(rng);  // gen_mask: the smallest 2**k - 1 >= rng
-  mask |= mask >> 1, mask |= mask >> 2, mask |= mask >> 4, mask |= mask >> 8, mask |= mask >> 16;
-  uint32_t value;
-  while ((value = mt_.next_uint32() & mask) > rng) {
-  }
-  return low + static_cast<int64_t>(value);
+  return low + static_cast<int64_t>(interval(rng));  // masked rejection on 32-bit draws
 }
 
 uint64_t NumpyRandomState::interval(uint64_t max) {

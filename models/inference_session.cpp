@@ -77,6 +77,7 @@ torch::Tensor InferenceSession::prefill(const std::vector<int64_t>& tokens, bool
 
 torch::Tensor InferenceSession::rescored_prefill(const std::vector<int64_t>& tokens, bool all_logits) {
   policies::ContextRescoring& rescoring = *policy_->rescoring();
+  torch::Tensor logits;
   if (rescoring.standalone()) {
     // The policy scores the model itself first (kvpress's DuoAttention on the fly): each
     // calibration input runs alone from position 0 on a cache of its own; what it held is the
@@ -104,15 +105,10 @@ torch::Tensor InferenceSession::rescored_prefill(const std::vector<int64_t>& tok
         rollback(empty);
       }
     }
-    torch::Tensor logits = run(tokens, policies::Phase::kPrefill, /*compress=*/false, all_logits);
-    prefill_tokens_of_this_thread().computed += static_cast<int64_t>(tokens.size());
-    for (int64_t l = 0; l < cache_.n_layers(); ++l) policy_->compress(l, cache_.layer(l), policies::Phase::kPrefill);
-    account(0);
-    return logits;
-  }
-  torch::Tensor logits = run(tokens, policies::Phase::kPrefill, /*compress=*/false, all_logits);
-  const Checkpoint prompt = checkpoint();
-  {
+    logits = run(tokens, policies::Phase::kPrefill, /*compress=*/false, all_logits);
+  } else {
+    logits = run(tokens, policies::Phase::kPrefill, /*compress=*/false, all_logits);
+    const Checkpoint prompt = checkpoint();
     // Probes see the job's forwards only; they are back however the scoring forwards end.
     struct Restore {
       CacheControl& slot;

@@ -212,7 +212,7 @@ class DuoAttentionPress : public Policy, public ContextRescoring {
   }
   void remember_scores() const {
     const std::string key = scores_key();
-    if (!on_the_fly_ || key.empty()) return;
+    if (key.empty()) return;
     KnownScores& k = known();
     const std::lock_guard<std::mutex> lock(k.mutex);
     if (k.by_key.size() >= 128) k.by_key.clear();  // kvpress's LRU holds 128
