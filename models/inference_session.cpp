@@ -122,6 +122,17 @@ torch::Tensor InferenceSession::rescored_prefill(const std::vector<int64_t>& tok
       rollback(prompt);
       prefill_tokens_of_this_thread().computed += static_cast<int64_t>(inputs[i].size());
     }
+    if (const std::optional<policies::AppendedEmbeddings> appended = rescoring.appended()) {
+      CacheControl plain;
+      plain.fused_attention = options_.fused_attention;
+      try {
+        model_.forward_embeddings(appended->rows, next_position_, cache_, plain, false, appended->adapter);
+      } catch (const std::invalid_argument& e) {  // rows of the wrong width: name the file they came from
+        throw std::invalid_argument(appended->origin + ": " + e.what());
+      }
+      account(appended->rows.size(0));
+      prefill_tokens_of_this_thread().computed += appended->rows.size(0);
+    }
   }
   prefill_tokens_of_this_thread().computed += static_cast<int64_t>(tokens.size());
   for (int64_t l = 0; l < cache_.n_layers(); ++l) policy_->compress(l, cache_.layer(l), policies::Phase::kPrefill);

@@ -73,7 +73,8 @@ class InferenceSession {
   // where this thread has a share and the prefill qualifies; else nothing.
   std::optional<torch::Tensor> shared_prefill(const std::vector<int64_t>& tokens, bool all_logits);
   // The prefill of a policy that rescores the prompt with more forwards (policies/context_rescoring.hpp):
-  // the prompt uncompressed, each scoring input after it and rolled back, then every layer compressed.
+  // the prompt uncompressed, each scoring input after it and rolled back, what the policy appends
+  // (kept), then every layer compressed.
   torch::Tensor rescored_prefill(const std::vector<int64_t>& tokens, bool all_logits);
   void account(int64_t tokens_fed);  // position, memory peaks and cache length after a forward
 

@@ -1,5 +1,6 @@
 #include "models/transformer.hpp"
 
+#include <array>
 #include <cmath>
 #include <stdexcept>
 #include <string>
@@ -62,6 +63,16 @@ torch::Tensor stacked_rows(const std::vector<torch::Tensor>& parts) {
   return shared ? first.as_strided({rows, cols}, {cols, 1}, first.storage_offset()) : torch::cat(parts, 0);
 }
 
+// A projection's output with PEFT's LoRA branch added: base + (x Aᵀ) Bᵀ · scaling. The branch runs
+// in float32, as peft's autocast_adapter_dtype keeps a half-precision model's adapter, and the sum
+// is cast back. Unadapted (or no adapter): base as it is.
+torch::Tensor with_lora(const torch::Tensor& base, const torch::Tensor& x, const LoraAdapter* adapter, int64_t layer, LoraTarget target) {
+  if (!adapter || !adapter->pair(layer, target).defined()) return base;
+  const LoraPair& p = adapter->pair(layer, target);
+  const torch::Tensor branch = x.to(torch::kFloat32).matmul(p.a.to(x.device()).t()).matmul(p.b.to(x.device()).t()) * adapter->scaling;
+  return (base.to(torch::kFloat32) + branch).to(base.scalar_type());
+}
+
 }  // namespace
 
 // q, k and v (and gate and up) are one matrix each, so a layer runs two input projections instead
@@ -107,7 +118,52 @@ policies::KVCache Transformer::make_cache(policies::PositionMode mode) const {
 torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t first_position,
                                    policies::KVCache& cache, const CacheControl& control, bool all_logits) const {
   c10::InferenceMode inference;
-  const int64_t T = static_cast<int64_t>(tokens.size());
+  // Checked on the host: narrow() would wrap a negative id, index_select throws libtorch's own error.
+  for (int64_t id : tokens)
+    if (id < 0 || id >= weights_.embedding.size(0))
+      throw std::out_of_range("token id " + std::to_string(id) + " is outside the vocabulary (" +
+                              std::to_string(weights_.embedding.size(0)) + " ids)");
+  torch::Tensor x;  // [T, dim]
+  if (tokens.size() == 1) {
+    x = weights_.embedding.narrow(0, tokens[0], 1);  // a view: no op, no copy to the device
+  } else {
+    torch::Tensor ids = torch::tensor(tokens, torch::kInt64);
+    if (!device().is_cpu()) ids = ids.to(device(), /*non_blocking=*/true);
+    x = weights_.embedding.index_select(0, ids);
+  }
+  return run_decoder(x, &tokens, first_position, cache, control, all_logits, nullptr);
+}
+
+torch::Tensor Transformer::forward_embeddings(const torch::Tensor& embeddings, int64_t first_position, policies::KVCache& cache,
+                                              const CacheControl& control, bool all_logits, const LoraAdapter* adapter) const {
+  c10::InferenceMode inference;
+  if (embeddings.dim() != 2 || embeddings.size(0) < 1 || embeddings.size(1) != config_.dim)
+    throw std::invalid_argument("input embeddings must be [tokens, " + std::to_string(config_.dim) + "] (the model's hidden size), got " +
+                                c10::str(embeddings.sizes()));
+  if (adapter) check_lora_shapes(*adapter);
+  return run_decoder(embeddings.to(device(), dtype()), nullptr, first_position, cache, control, all_logits, adapter);
+}
+
+void Transformer::check_lora_shapes(const LoraAdapter& adapter) const {
+  if (static_cast<int64_t>(adapter.layers.size()) > config_.n_layers)
+    throw ModelLoadError(adapter.origin, "the adapter adapts layer " + std::to_string(adapter.layers.size() - 1) + " of a model with " +
+                                             std::to_string(config_.n_layers) + " layers");
+  for (int64_t l = 0; l < static_cast<int64_t>(adapter.layers.size()); ++l) {
+    const LayerWeights& w = weights_.layers[l];
+    const std::array<const torch::Tensor*, kLoraTargets> base = {&w.wq, &w.wk, &w.wv, &w.wo, &w.w_gate, &w.w_up, &w.w_down};
+    for (size_t t = 0; t < kLoraTargets; ++t) {
+      const LoraPair& p = adapter.layers[l][t];
+      if (p.defined() && (p.a.size(1) != base[t]->size(1) || p.b.size(0) != base[t]->size(0)))
+        throw ModelLoadError(adapter.origin, "tensor '" + p.name + "': lora_A " + c10::str(p.a.sizes()) + " and lora_B " + c10::str(p.b.sizes()) +
+                                                 " do not adapt the model's " + lora_target_name(static_cast<LoraTarget>(t)) + " " +
+                                                 c10::str(base[t]->sizes()) + " ([out, in])");
+    }
+  }
+}
+
+torch::Tensor Transformer::run_decoder(torch::Tensor x, const std::vector<int64_t>* tokens, int64_t first_position, policies::KVCache& cache,
+                                  const CacheControl& control, bool all_logits, const LoraAdapter* adapter) const {
+  const int64_t T = x.size(0);
   const int64_t H = config_.n_heads, kvh = config_.n_kv_heads, hd = config_.head_dim;
   const torch::Device dev = device();
   // Positions are made on the device (token ids go there without waiting for it, below).
@@ -126,24 +182,18 @@ torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t f
   if (control.inspect) request.stats.merge(control.inspect_wants);
   const bool rotate_now = request.mode == policies::PositionMode::kOriginal;
 
-  // Checked on the host: narrow() would wrap a negative id, index_select throws libtorch's own error.
-  for (int64_t id : tokens)
-    if (id < 0 || id >= weights_.embedding.size(0))
-      throw std::out_of_range("token id " + std::to_string(id) + " is outside the vocabulary (" +
-                              std::to_string(weights_.embedding.size(0)) + " ids)");
-  torch::Tensor x;  // [T, dim]
-  if (T == 1) {
-    x = weights_.embedding.narrow(0, tokens[0], 1);  // a view: no op, no copy to the device
-  } else {
-    torch::Tensor ids = torch::tensor(tokens, torch::kInt64);
-    if (!dev.is_cpu()) ids = ids.to(dev, /*non_blocking=*/true);
-    x = weights_.embedding.index_select(0, ids);
-  }
   for (int64_t l = 0; l < config_.n_layers; ++l) {
     const LayerWeights& w = weights_.layers[l];
     const FusedLayer& f = fused_[l];
     torch::Tensor h = rms_norm(x, w.attn_norm, config_.norm_eps);
-    torch::Tensor qkv = project(h, f.wqkv, f.bqkv).view({T, H + 2 * kvh, hd});
+    torch::Tensor qkv = project(h, f.wqkv, f.bqkv);
+    if (adapter) {
+      const int64_t q_rows = H * hd, kv_rows = kvh * hd;
+      qkv = torch::cat({with_lora(qkv.narrow(1, 0, q_rows), h, adapter, l, LoraTarget::kQ),
+                        with_lora(qkv.narrow(1, q_rows, kv_rows), h, adapter, l, LoraTarget::kK),
+                        with_lora(qkv.narrow(1, q_rows + kv_rows, kv_rows), h, adapter, l, LoraTarget::kV)}, 1);
+    }
+    qkv = qkv.view({T, H + 2 * kvh, hd});
     // q and k rotate together (token-major [T, heads, hd]); kCacheSlot rotates at read time.
     torch::Tensor qk = qkv.narrow(1, 0, H + kvh);
     torch::Tensor projected_queries, projected_keys;
@@ -168,7 +218,7 @@ torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t f
     if (control.on_attention) control.on_attention(l, q, k, v, positions, attn.output);
     if (control.policy) {
       attn.stats.position_end = first_position + T;
-      attn.stats.tokens = &tokens;
+      attn.stats.tokens = tokens;
       if (queries_before_rope.defined()) attn.stats.queries_before_rope = queries_before_rope;
       if (projected_queries.defined()) attn.stats.projected_queries = projected_queries, attn.stats.projected_keys = projected_keys;
       if (queries_before_rope.defined() || projected_queries.defined())
@@ -178,13 +228,16 @@ torch::Tensor Transformer::forward(const std::vector<int64_t>& tokens, int64_t f
       control.policy->observe(l, layer_cache, attn.stats, control.phase);
       if (control.compress) control.policy->compress(l, layer_cache, control.phase);
     }
-    x = project_add(x, attn.output.transpose(0, 1).reshape({T, H * hd}), w.wo);
+    const torch::Tensor heads = attn.output.transpose(0, 1).reshape({T, H * hd});
+    x = adapter ? x + with_lora(project(heads, w.wo), heads, adapter, l, LoraTarget::kO) : project_add(x, heads, w.wo);
     h = rms_norm(x, w.ffn_norm, config_.norm_eps);
     torch::Tensor gate_up = project(h, f.w_gate_up);
     const int64_t hidden = gate_up.size(1) / 2;
-    torch::Tensor act = torch::silu(gate_up.narrow(1, 0, hidden));
-    act.mul_(gate_up.narrow(1, hidden, hidden));
-    x = project_add(x, act, w.w_down);
+    torch::Tensor gate = gate_up.narrow(1, 0, hidden), up = gate_up.narrow(1, hidden, hidden);
+    if (adapter) gate = with_lora(gate, h, adapter, l, LoraTarget::kGate), up = with_lora(up, h, adapter, l, LoraTarget::kUp);
+    torch::Tensor act = torch::silu(gate);
+    act.mul_(up);
+    x = adapter ? x + with_lora(project(act, w.w_down), act, adapter, l, LoraTarget::kDown) : project_add(x, act, w.w_down);
   }
   if (!all_logits) x = x.narrow(0, T - 1, 1);
   x = rms_norm(x, weights_.final_norm, config_.norm_eps);

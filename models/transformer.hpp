@@ -8,6 +8,7 @@
 #include "models/model_config.hpp"
 #include "models/model_weights.hpp"
 #include "models/rope.hpp"
+#include "tensorio/peft_lora_adapter.hpp"
 #include "policies/kv_cache.hpp"
 #include "policies/policy.hpp"
 
@@ -49,8 +50,19 @@ class Transformer {
   // [T, vocab] (float32) for every token, or only [1, vocab] for the last when !all_logits.
   torch::Tensor forward(const std::vector<int64_t>& tokens, int64_t first_position, policies::KVCache& cache,
                         const CacheControl& control, bool all_logits) const;
+  // The same from input embeddings [T, dim] in place of the tokens' rows (transformers'
+  // inputs_embeds; kvpress's RestoreKV feeds learned ones), with `adapter` (may be null) enabled on
+  // every projection it targets. The policy sees no token ids (AttentionStats::tokens is null).
+  torch::Tensor forward_embeddings(const torch::Tensor& embeddings, int64_t first_position, policies::KVCache& cache,
+                                   const CacheControl& control, bool all_logits, const LoraAdapter* adapter) const;
 
  private:
+  // The decoder layers and the head on the input rows x [T, dim]; `tokens` null for embeddings.
+  torch::Tensor run_decoder(torch::Tensor x, const std::vector<int64_t>* tokens, int64_t first_position, policies::KVCache& cache,
+                       const CacheControl& control, bool all_logits, const LoraAdapter* adapter) const;
+  // Throws ModelLoadError naming the adapter's tensor whose shape does not fit its projection.
+  void check_lora_shapes(const LoraAdapter& adapter) const;
+
   struct FusedLayer {
     torch::Tensor wqkv;       // [(n_heads + 2·n_kv_heads)·head_dim, dim]
     torch::Tensor bqkv;       // qwen2 only

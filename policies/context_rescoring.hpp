@@ -6,12 +6,17 @@
 // scoring_inputs() after the prompt (begin_scoring_input() first; the policy observes every layer
 // of that forward) and rolls the cache back to the prompt after each, then calls compress() on
 // every layer with Phase::kPrefill. The scoring forwards' tokens count in the cache's peak memory,
-// as in the reference.
+// as in the reference. A policy may append rows to the prompt's cache between its scoring forwards
+// and compress() (appended(): kvpress's RestoreKV).
+#include <torch/torch.h>
+
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "tensorio/peft_lora_adapter.hpp"
 
 namespace kvbench::policies {
 
@@ -27,6 +32,14 @@ struct PromptText {
   std::function<std::optional<std::string>(const std::string& user_message)> chat;
 };
 
+// Input embeddings the session runs after the scoring forwards, before compress(): they stay in the
+// cache at the positions after the prompt (n … n+N−1), and what follows the prompt comes after them.
+struct AppendedEmbeddings {
+  torch::Tensor rows;                             // [N, hidden], any float dtype, on any device
+  const models::LoraAdapter* adapter = nullptr;   // enabled for this forward only; may be null
+  std::string origin;                             // where the rows come from, for errors
+};
+
 class ContextRescoring {
  public:
   virtual ~ContextRescoring() = default;
@@ -39,6 +52,9 @@ class ContextRescoring {
   // also when the budget is unlimited (kvpress's DuoAttention scores the model on calibration
   // texts and sizes heads by a ratio, not a budget).
   virtual bool standalone() const { return false; }
+  // What to append once the scoring forwards have run (nothing by default); no policy observes
+  // that forward. Valid until compress() returns.
+  virtual std::optional<AppendedEmbeddings> appended() { return std::nullopt; }
 };
 
 }  // namespace kvbench::policies

@@ -10,7 +10,8 @@
 //   is written here (random, in the published format) for the model's shape; DMSPress needs a
 //   threshold; R-KV's window (8) must stay below the budget, which these tests draw from 6 up;
 //   FinchPress's window is the question of a query-aware prompt, which these prompts have not;
-//   FastKVzip reads its gates from a torch.save file, recorded for stories260K only.
+//   FastKVzip reads its gates from a torch.save file, recorded for stories260K only; RestoreKV reads
+//   restore embeddings and a PEFT LoRA adapter.
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
@@ -20,6 +21,8 @@
 #include <fstream>
 #include <memory>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "models/model_config.hpp"
 #include "models/model_loader.hpp"
@@ -68,7 +71,8 @@ inline bool policy_refuses(const std::string& policy, models::Protocol protocol,
 // they refuse with one clear error the first time they must evict, so the tests that run every
 // policy under those protocols leave them out (their own test checks the refusal).
 inline bool prefill_only(const std::string& policy) {
-  if (policy == "kvpress:compactor" || policy == "kvpress:adakv_compactor" || policy == "finch" || policy == "kvpress:finch")
+  if (policy == "kvpress:compactor" || policy == "kvpress:adakv_compactor" || policy == "finch" || policy == "kvpress:finch" ||
+      policy == "kvpress:RestoreKV" || policy == "kvpress:RestoreKV_plus")  // KVzip's, with learned artefacts
     return true;
   try {
     return policies::make_policy(policy)->rescoring() != nullptr;
@@ -134,6 +138,30 @@ inline std::string duo_pattern_dir(int64_t layers, int64_t kv_heads) {
   return dir.string();
 }
 
+// RestoreKV's artefacts as higokri/RestoreKV-<model> holds them: restore_embeddings.safetensors (8
+// rows) and a PEFT LoRA adapter (r 4, alpha 8) on every projection of every layer, written per shape.
+inline std::string restorekv_dir(const models::ModelConfig& model) {
+  const std::filesystem::path dir = artefact_path("kvbench_restorekv_" + std::to_string(model.n_layers) + "x" + std::to_string(model.dim));
+  std::filesystem::create_directories(dir);
+  at::Generator g = at::detail::createCPUGenerator(model.n_layers * 13 + model.dim);
+  models::write_safetensors((dir / "restore_embeddings.safetensors").string(), {{"restore_embeddings", torch::randn({8, model.dim}, g)}});
+  std::ofstream(dir / "adapter_config.json") << R"({"peft_type": "LORA", "r": 4, "lora_alpha": 8, "use_rslora": false, "task_type": "CAUSAL_LM"})";
+  const int64_t q = model.n_heads * model.head_dim, kv = model.n_kv_heads * model.head_dim;
+  const std::vector<std::tuple<std::string, int64_t, int64_t>> projections = {
+      {"self_attn.q_proj", q, model.dim},   {"self_attn.k_proj", kv, model.dim},          {"self_attn.v_proj", kv, model.dim},
+      {"self_attn.o_proj", model.dim, q},   {"mlp.gate_proj", model.hidden_dim, model.dim}, {"mlp.up_proj", model.hidden_dim, model.dim},
+      {"mlp.down_proj", model.dim, model.hidden_dim}};
+  std::vector<std::pair<std::string, torch::Tensor>> tensors;
+  for (int64_t l = 0; l < model.n_layers; ++l)
+    for (const auto& [name, out, in] : projections) {
+      const std::string stem = "base_model.model.model.layers." + std::to_string(l) + "." + name;
+      tensors.push_back({stem + ".lora_A.weight", torch::randn({4, in}, g) * 0.1});
+      tensors.push_back({stem + ".lora_B.weight", torch::randn({out, 4}, g) * 0.1});
+    }
+  models::write_safetensors((dir / "adapter_model.safetensors").string(), tensors);
+  return dir.string();
+}
+
 // An LU-KV budget curve as np.save writes it: float64 [99, layers, kv_heads], prune ratio row/100.
 inline std::string lukv_curve_file(int64_t layers, int64_t kv_heads) {
   const std::filesystem::path file = artefact_path("kvbench_lukv_" + std::to_string(layers) + "x" + std::to_string(kv_heads) + ".npy");
@@ -169,6 +197,7 @@ inline nlohmann::json runnable_params(const std::string& policy, const models::M
   if ((policy == "fastkvzip" || policy == "kvpress:fastkvzip") && model.n_layers == 5 && model.n_heads == 8 && model.n_kv_heads == 4 &&
       model.dim == 64)
     p["gates"] = std::string(KVBENCH_TESTS_DIR) + "/fixtures/policy_parity/fastkvzip/stories260k/q2_dim16_sink16.pt";
+  if (policy == "kvpress:RestoreKV" || policy == "kvpress:RestoreKV_plus") p["restore_model"] = restorekv_dir(model);
   if (policy == "kvpress:lukv") p["budget_curve"] = lukv_curve_file(model.n_layers, model.n_kv_heads);
   if (policy == "duo_attention" || policy == "kvpress:duo_attention") {
     p["attn_pattern"] = duo_pattern_dir(model.n_layers, model.n_kv_heads);

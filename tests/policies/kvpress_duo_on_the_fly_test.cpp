@@ -14,6 +14,7 @@
 #include "tokenizers/tokenizer.hpp"
 #include "models/transformer.hpp"
 #include "parity_fixture.hpp"
+#include "qwen3_reference_checkpoint.hpp"
 #include "policies/keep_scored.hpp"
 #include "policies/kvpress/duo_on_the_fly.hpp"
 #include "tasks/kvpress_prompt.hpp"
@@ -23,8 +24,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using parity::json;
-
-const fs::path kDuoCheckpoint = fs::path(KVBENCH_TESTS_DIR) / "fixtures" / "qwen3_reference";
 
 const json& duo_fixture() {
   static const json f = parity::load_fixture("kvpress_duo_on_the_fly.json");
@@ -49,15 +48,6 @@ class ProjectionCapture : public Policy {
   std::vector<AttentionStats> seen;
 };
 
-struct DuoCheckpoint {
-  models::LoadedModel loaded = models::load_model(kDuoCheckpoint.string());
-  models::Transformer model{loaded.config, models::to_device(loaded.weights, torch::kCPU, torch::kFloat32)};
-  models::Tokenizer tokenizer{loaded.tokenizer_path};
-};
-const DuoCheckpoint& duo_checkpoint() {
-  static const DuoCheckpoint c;
-  return c;
-}
 
 TEST(NumpyRandomState, ChoiceWithoutReplacementIsNumpysPermutationPrefix) {
   const json& draws = duo_fixture()["reference"]["numpy_choice"];
@@ -69,7 +59,7 @@ TEST(NumpyRandomState, ChoiceWithoutReplacementIsNumpysPermutationPrefix) {
 }
 
 TEST(KvpressDuoOnTheFly, ScoresEqualKvpressOnTheQwen3Checkpoint) {
-  const DuoCheckpoint& c = duo_checkpoint();
+  const auto& c = kvbench::testing::qwen3_reference_checkpoint();
   const json& cases = duo_fixture()["cases"];
   ASSERT_EQ(cases.size(), 3u);
   std::vector<std::string> rows;
@@ -109,7 +99,7 @@ TEST(KvpressDuoOnTheFly, ScoresEqualKvpressOnTheQwen3Checkpoint) {
 // lowest-scored heads keep sink + recent tokens, the others all. kvpress's sink 128 and recent 256
 // are parameters so the tiny checkpoint's short prompt shows the eviction.
 TEST(KvpressDuoOnTheFly, ASessionEvictsTheHeadsKvpressMakesStreaming) {
-  const DuoCheckpoint& c = duo_checkpoint();
+  const auto& c = kvbench::testing::qwen3_reference_checkpoint();
   const json& defaults = duo_fixture()["cases"][0];
   ASSERT_EQ(defaults["sink_size"], 128);
   ASSERT_EQ(defaults["recent_size"], 256);
@@ -140,7 +130,7 @@ TEST(KvpressDuoOnTheFly, ASessionEvictsTheHeadsKvpressMakesStreaming) {
 // num_samples, q_len) in the process, as kvpress caches its scores per model. It runs on a cache of
 // its own: the prompt's peaks are as without it.
 TEST(KvpressDuoOnTheFly, TheCalibrationRunsOncePerModelAndCorpus) {
-  const DuoCheckpoint& c = duo_checkpoint();
+  const auto& c = kvbench::testing::qwen3_reference_checkpoint();
   const std::vector<int> ids = c.tokenizer.encode("Lily ran.", true);
   const std::vector<int64_t> prompt(ids.begin(), ids.end());
   const json params = {{"corpus", duo_corpus_path()}, {"num_samples", 3}, {"q_len", 17}};
@@ -174,7 +164,7 @@ TEST(KvpressDuoOnTheFly, TheCalibrationRunsOncePerModelAndCorpus) {
 }
 
 TEST(KvpressDuoOnTheFly, ACalibrationWithoutTheTokenizerIsOneClearError) {
-  const DuoCheckpoint& c = duo_checkpoint();
+  const auto& c = kvbench::testing::qwen3_reference_checkpoint();
   auto policy = make_policy("kvpress:duo_attention_on_the_fly", {{"corpus", duo_corpus_path()}, {"num_samples", 2}, {"q_len", 9}});
   models::InferenceSession bare(c.model, policy.get(), models::SessionOptions{});  // no SessionOptions::text
   EXPECT_THROW(bare.prefill({1, 300, 301, 302}), std::invalid_argument);
