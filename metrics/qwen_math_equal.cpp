@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "base/string_affixes.hpp"
 #include "metrics/latex_expression.hpp"
 #include "metrics/python_str.hpp"
 #include "metrics/qwen_math_answer.hpp"
@@ -17,8 +18,8 @@ namespace {
 const std::vector<std::string> kLetters = {"A", "B", "C", "D", "E"};
 bool is_letter_choice(const std::string& s) { return std::find(kLetters.begin(), kLetters.end(), s) != kLetters.end(); }
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-bool starts_with(const std::string& s, const std::string& p) { return s.rfind(p, 0) == 0; }
-bool ends_with(const std::string& s, const std::string& p) { return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0; }
+using base::ends_with;
+using base::starts_with;
 
 std::vector<std::string> split(const std::string& s, const std::string& sep) {
   std::vector<std::string> parts;

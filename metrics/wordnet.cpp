@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "base/string_affixes.hpp"
 #include "metrics/unicode.hpp"
 
 namespace kvbench::metrics {
@@ -56,9 +57,7 @@ void split_ws(std::string_view line, std::vector<std::string_view>& out) {
   }
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
+using base::ends_with;
 
 // Python int(token) for the non-negative decimal tokens of the index files.
 uint32_t parse_uint(std::string_view token, int base, const std::string& where) {

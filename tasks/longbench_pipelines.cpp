@@ -4,6 +4,7 @@
 #include <cctype>
 #include <stdexcept>
 
+#include "base/string_affixes.hpp"
 #include "metrics/python_str.hpp"
 #include "tasks/chat_template.hpp"
 #include "tasks/prompt_truncation.hpp"
@@ -45,9 +46,7 @@ const KvpressSplit* kvpress_split(const std::string& subset) {
   throw std::invalid_argument("longbench/" + subset + ": no kvpress split for this subset");
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
+using base::ends_with;
 
 // Python str.lstrip() for ASCII whitespace (str.isspace also counts \x1c-\x1f).
 std::string lstrip(const std::string& s) {
