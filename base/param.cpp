@@ -65,6 +65,11 @@ Param Param::number(std::string name, nlohmann::json default_value, std::string 
 Param Param::text(std::string name, nlohmann::json default_value, std::string help) {
   return make(std::move(name), Type::kString, std::move(default_value), std::move(help));
 }
+Param Param::file(std::string name, std::string help) {
+  Param p = make(std::move(name), Type::kString, "", std::move(help));
+  p.names_file = true;
+  return p;
+}
 Param Param::choice(std::string name, nlohmann::json default_value, std::vector<std::string> choices,
                     std::string help) {
   return make(std::move(name), Type::kString, std::move(default_value), std::move(help), {}, {}, std::move(choices));

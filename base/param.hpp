@@ -23,6 +23,9 @@ struct Param {
   std::optional<double> min, max;    // kInteger / kNumber and the elements of their lists
   std::vector<std::string> choices;  // kString: the allowed values (empty: any string)
   bool nullable = false;             // null is a valid value (the default "auto" of BUZZ's window)
+  // kString: a file or folder the user gives (a learned press's published artefact); what it holds
+  // joins the job's id (tasks::job_checksums), as the model's weights do.
+  bool names_file = false;
 
   // Builders: the declaration reads as one line per parameter.
   static Param flag(std::string name, nlohmann::json default_value, std::string help);
@@ -31,6 +34,7 @@ struct Param {
   static Param number(std::string name, nlohmann::json default_value, std::string help,
                       std::optional<double> min = std::nullopt, std::optional<double> max = std::nullopt);
   static Param text(std::string name, nlohmann::json default_value, std::string help);
+  static Param file(std::string name, std::string help);  // names_file, default "" (none given)
   static Param choice(std::string name, nlohmann::json default_value, std::vector<std::string> choices,
                       std::string help);
   static Param texts(std::string name, nlohmann::json default_value, std::string help);

@@ -7,8 +7,10 @@ namespace kvbench::harness {
 std::string canonical_json(const nlohmann::json& value) { return value.dump(); }
 
 std::string job_id(const nlohmann::json& spec, const nlohmann::json& checksums) {
-  const std::string hashed = canonical_json(spec) + "\nmodel " + checksums.at("model").get<std::string>() +
-                             "\ndataset " + checksums.at("dataset").get<std::string>() + "\n";
+  std::string hashed = canonical_json(spec) + "\nmodel " + checksums.at("model").get<std::string>() +
+                       "\ndataset " + checksums.at("dataset").get<std::string>() + "\n";
+  // A learned press's artefacts (tasks::job_checksums); absent for every other job, whose id stays as it was.
+  if (checksums.contains("policy")) hashed += "policy " + checksums.at("policy").get<std::string>() + "\n";
   return datasets::sha256_hex(hashed).substr(0, 16);
 }
 

@@ -5,12 +5,15 @@
 #include <sys/resource.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "datasets/data_root.hpp"
 #include "datasets/sha256.hpp"
@@ -67,18 +70,45 @@ LoadedEntry& load_cached(const nlohmann::json& spec) {
 
 // sha256 of a file, remembered per (path, size, mtime) so grids do not hash the same data again.
 std::string file_checksum(const std::string& path) {
-  static std::map<std::string, std::string> memo;
+  static std::map<std::tuple<std::string, uintmax_t, int64_t>, std::string> memo;
   static std::mutex mutex;
+  std::error_code unreadable;  // sha256_file names the file
+  const uintmax_t size = std::filesystem::file_size(path, unreadable);
+  const int64_t modified = std::filesystem::last_write_time(path, unreadable).time_since_epoch().count();
+  const auto key = std::make_tuple(path, size, modified);
   std::lock_guard<std::mutex> lock(mutex);
-  auto it = memo.find(path);
+  auto it = memo.find(key);
   if (it != memo.end()) return it->second;
-  return memo[path] = datasets::sha256_file(path);
+  return memo[key] = datasets::sha256_file(path);
 }
 
 std::string combined_checksum(const std::vector<std::string>& files) {
   std::string joined;
   for (const auto& f : files) joined += file_checksum(f) + "\n";
   return datasets::sha256_hex(joined);
+}
+
+// The files the policy's parameters name (a learned press's published artefacts), a folder as
+// every regular file under it, in path order; a path that does not exist is the policy's to refuse.
+std::vector<std::string> policy_files(const nlohmann::json& spec) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  const nlohmann::json& given = spec["policy_params"];
+  for (const params::Param& p : policies::policy_params(spec["policy"], given)) {
+    const auto value = given.find(p.name);
+    if (!p.names_file || value == given.end() || !value->is_string() || value->get<std::string>().empty()) continue;
+    const fs::path path = value->get<std::string>();
+    std::vector<std::string> found;
+    if (fs::is_directory(path)) {
+      for (const fs::directory_entry& e : fs::recursive_directory_iterator(path))
+        if (e.is_regular_file()) found.push_back(e.path().string());
+    } else if (fs::is_regular_file(path)) {
+      found.push_back(path.string());
+    }
+    std::sort(found.begin(), found.end());
+    files.insert(files.end(), found.begin(), found.end());
+  }
+  return files;
 }
 
 TaskContext make_context(const nlohmann::json& spec, const Task& task, LoadedEntry* entry) {
@@ -162,7 +192,9 @@ nlohmann::json job_checksums(const nlohmann::json& raw_spec) {
   model_files.push_back(probe.tokenizer_path);
   auto task = make_task(spec["task"]);
   TaskContext ctx = make_context(spec, *task, nullptr);
-  return {{"model", combined_checksum(model_files)}, {"dataset", combined_checksum(task->data_files(ctx))}};
+  nlohmann::json checksums = {{"model", combined_checksum(model_files)}, {"dataset", combined_checksum(task->data_files(ctx))}};
+  if (const std::vector<std::string> artefacts = policy_files(spec); !artefacts.empty()) checksums["policy"] = combined_checksum(artefacts);
+  return checksums;
 }
 
 nlohmann::json run_task(const nlohmann::json& raw_spec, const ProgressFn& progress) {

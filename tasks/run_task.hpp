@@ -19,7 +19,8 @@ namespace kvbench::tasks {
 nlohmann::json normalize_job_spec(const nlohmann::json& spec);
 
 // Checksums that enter the job id: {"model": sha256 of the weight files, "dataset": sha256 of the
-// task's data files}.
+// task's data files}, and "policy": sha256 of the files the policy's parameters name (a learned
+// press's artefacts: params::Param::names_file) where it names any.
 nlohmann::json job_checksums(const nlohmann::json& spec);
 
 // Progress callback: (examples done, examples total).

@@ -234,7 +234,7 @@ const bool duo_attention_registered = [] {
     PolicyRegistration(
         {name, "Streaming heads (sinks + recent window) for the lowest-scored heads of a learned pattern, full cache for the rest",
          "Xiao et al. 2024 (arXiv 2410.10819); kvpress duo_attention_press.py",
-         {params::Param::text("attn_pattern", "", "directory of the pattern: attn_patterns/<model>/<run>/ of mit-han-lab/duo-attention"),
+         {params::Param::file("attn_pattern", "directory of the pattern: attn_patterns/<model>/<run>/ of mit-han-lab/duo-attention"),
           params::Param::number("head_compression_ratio", 0.0, "share of the (layer, KV head) pairs made streaming heads", 0, 1)},
          [name](const nlohmann::json& p) { return std::make_unique<DuoAttentionPress>(name, p, false); }});
   // kvpress:duo_attention_on_the_fly: DuoAttentionPress(on_the_fly_scoring=True), its experimental
@@ -243,7 +243,7 @@ const bool duo_attention_registered = [] {
       {"kvpress:duo_attention_on_the_fly",
        "DuoAttention's streaming heads chosen by kvpress's on-the-fly scores: the model's mean query and key on BookSum chapters",
        "Xiao et al. 2024 (arXiv 2410.10819); kvpress duo_attention_press.py duo_attention_on_the_fly",
-       {params::Param::text("corpus", "", "BookSum's train split (kmfoda/booksum: the CSV, or JSONL with a chapter field)"),
+       {params::Param::file("corpus", "BookSum's train split (kmfoda/booksum: the CSV, or JSONL with a chapter field)"),
         params::Param::integer("num_samples", 50, "chapters sampled (pandas' sample, random_state 42)", 1),
         params::Param::integer("q_len", 500, "positions the mean query and key are repeated over", 1),
         params::Param::integer("sink_size", 128, "first tokens a streaming head keeps (kvpress's fixed 128)", 0),

@@ -169,7 +169,7 @@ class FastKvzipPress : public RescoringPress {
 
 params::Params fastkvzip_params() {
   using params::Param;
-  return {Param::text("gates", "", "the gate file: <model>/q<G>_dim16_sink16.pt of Jang-Hyun/Fast-KVzip"),
+  return {Param::file("gates", "the gate file: <model>/q<G>_dim16_sink16.pt of Jang-Hyun/Fast-KVzip"),
           Param::flag("layerwise", false, "the budget per layer (int(Hkv·n·r) each) instead of over every layer"),
           Param::integer("n_sink", 4, "first tokens that score 1", 0),
           Param::integer("window_size", 4096, "last tokens that score 1 from 32000 prompt tokens on", 0),

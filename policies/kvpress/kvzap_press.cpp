@@ -145,7 +145,7 @@ class KvzapPress : public SlotScorer {
 };
 
 params::Params kvzap_params() {
-  return {params::Param::text("kvzap_model", "", "directory of the surrogate: the download of nvidia/KVzap-<kvzap_type>-<model name>"),
+  return {params::Param::file("kvzap_model", "directory of the surrogate: the download of nvidia/KVzap-<kvzap_type>-<model name>"),
           params::Param::choice("kvzap_type", "mlp", {"linear", "mlp"}, "the surrogate: Linear, or Linear-GELU-Linear (kvpress: model_type)")};
 }
 

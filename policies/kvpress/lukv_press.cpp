@@ -99,7 +99,7 @@ const PolicyRegistration lukv_registration(
     {"kvpress:lukv", "Per-head budgets from LU-KV's learned curve around a press (ExpectedAttention by default)",
      "arXiv 2602.08585; kvpress lukv_press.py",
      {params::Param::text("press", "expected_attention", "the registered press whose scores rank each head's tokens (its parameters join these)"),
-      params::Param::text("budget_curve", "", "the LU-KV budget curve: a .npy [99, layers, kv_heads] of prune ratios"),
+      params::Param::file("budget_curve", "the LU-KV budget curve: a .npy [99, layers, kv_heads] of prune ratios"),
       params::Param::integer("sink", 4, "first tokens protected", 0),
       params::Param::integer("window", 1, "last tokens protected", 0)},
      [](const nlohmann::json& p) { return std::make_unique<LukvPress>("kvpress:lukv", make_scorer(p.at("press"), p), p); },

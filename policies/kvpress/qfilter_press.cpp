@@ -71,7 +71,7 @@ class QFilterPress : public Press {
 const PressRegistration qfilter_registration(
     {"qfilter", "Minus the key's product with a learned per-head filter (the published Q-filters)",
      "Godey et al. 2025 (arXiv 2503.02812); kvpress qfilter_press.py",
-     {params::Param::text("q_filters", "",
+     {params::Param::file("q_filters",
                           "the Q-filters: a directory holding model.safetensors of nthngdy/<model name>_qfilt, or that file")},
      [](const nlohmann::json& p) { return std::make_unique<QFilterPress>(p); },
      /*bare_name=*/true});

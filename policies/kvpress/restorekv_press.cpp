@@ -83,7 +83,7 @@ class RestoreKvPress : public KvzipPress {
 const bool restorekv_registered = [] {
   for (const auto& [name, plus] : std::vector<std::pair<std::string, bool>>{{"kvpress:RestoreKV", false}, {"kvpress:RestoreKV_plus", true}}) {
     params::Params p = kvzip_params(plus);
-    p.push_back(params::Param::text("restore_model", "",
+    p.push_back(params::Param::file("restore_model",
                                     std::string("the folder of higokri/RestoreKV-<model name>") + (plus ? "_plus" : "") +
                                         ": restore_embeddings.safetensors, adapter_config.json and adapter_model.safetensors"));
     PolicyRegistration({name,

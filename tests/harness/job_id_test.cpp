@@ -2,6 +2,7 @@
 // differently share one id and any change to what a job computes gives another.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "datasets/sha256.hpp"
@@ -9,6 +10,7 @@
 #include "harness/job_spec.hpp"
 #include "harness/temp_dir.hpp"
 #include "policies/registry.hpp"
+#include "tensorio/safetensors.hpp"
 
 namespace kvbench::harness {
 namespace {
@@ -58,6 +60,34 @@ TEST(JobSpec, EqualJobsWrittenDifferentlyShareOneId) {
   EXPECT_EQ(a.spec, b.spec);
   EXPECT_EQ(a.checksums["model"].get<std::string>().size(), 64u);
   EXPECT_NE(make_job({{"task", "tinystories"}, {"policy", "kvec"}, {"budget", "65"}}).id, a.id);
+}
+
+// A learned press's artefact (a parameter that names a file or folder) joins the id as the
+// weights do: the same spec on other Q-filters or another adapter folder is another job.
+TEST(JobSpec, TheFilesALearnedPressReadsJoinTheId) {
+  testing::TempDir dir;
+  const std::string filters = dir / "q_filters.safetensors";
+  models::write_safetensors(filters, {{"q_filters", torch::zeros({2, 2, 2})}});
+  auto job = [](const std::string& policy, const nlohmann::json& params) {
+    return make_job({{"task", "tinystories"}, {"policy", policy}, {"policy_params", params}, {"budget", "64"}});
+  };
+  const Job a = job("kvpress:qfilter", {{"q_filters", filters}});
+  ASSERT_TRUE(a.checksums.contains("policy"));
+  models::write_safetensors(filters, {{"q_filters", torch::ones({2, 2, 3})}});
+  const Job b = job("kvpress:qfilter", {{"q_filters", filters}});
+  EXPECT_NE(a.checksums["policy"], b.checksums["policy"]);
+  EXPECT_NE(a.id, b.id);
+  // A folder: every file under it, nested ones too.
+  const std::filesystem::path folder = std::filesystem::path(std::string(dir / "restorekv"));
+  std::filesystem::copy(std::filesystem::path(KVBENCH_TESTS_DIR) / "fixtures" / "policy_parity" / "restorekv" / "restorekv", folder);
+  const Job c = job("kvpress:RestoreKV", {{"restore_model", folder.string()}});
+  ASSERT_TRUE(c.checksums.contains("policy"));
+  std::filesystem::create_directories(folder / "nested");
+  std::ofstream(folder / "nested" / "notes.txt") << "retrained";
+  EXPECT_NE(job("kvpress:RestoreKV", {{"restore_model", folder.string()}}).id, c.id) << "a file added under the folder";
+  // Jobs that read no such file keep the id of model and dataset alone.
+  const Job plain = job("kvec", nlohmann::json::object());
+  EXPECT_FALSE(plain.checksums.contains("policy"));
 }
 
 TEST(JobSpec, FileErrorsNameTheFileAndLine) {
