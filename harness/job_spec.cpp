@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "datasets/field_location.hpp"
 #include "datasets/json_parse.hpp"
 #include "harness/atomic_file.hpp"
 #include "harness/job_id.hpp"
@@ -11,16 +12,6 @@
 #include "tasks/run_task.hpp"
 
 namespace kvbench::harness {
-namespace {
-
-int line_of_offset(const std::string& text, size_t offset) {
-  int line = 1;
-  for (size_t i = 0; i < std::min(offset, text.size()); ++i)
-    if (text[i] == '\n') ++line;
-  return line;
-}
-
-}  // namespace
 
 Job make_job(const nlohmann::json& raw) {
   Job job;
@@ -43,11 +34,7 @@ void rethrow_with_location(const std::exception& error, const std::string& path,
   if (message.rfind(path + ": ", 0) == 0) message = message.substr(path.size() + 2);  // named once, with its line
   static const std::regex field_pattern("field '([^']+)'");
   std::smatch match;
-  std::string location = path;
-  if (std::regex_search(message, match, field_pattern)) {
-    const size_t at = text.find("\"" + match[1].str() + "\"", from);
-    if (at != std::string::npos) location += ":" + std::to_string(line_of_offset(text, at));
-  }
+  const std::string location = std::regex_search(message, match, field_pattern) ? datasets::field_location(path, text, match[1].str(), from) : path;
   throw std::invalid_argument(location + ": " + message);
 }
 

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "datasets/field_location.hpp"
 #include "datasets/json_parse.hpp"
 #include "datasets/regular_file.hpp"
 #include "tokenizers/model_error.hpp"
@@ -43,10 +44,7 @@ class ConfigReader {
   bool has(const nlohmann::json& obj, const std::string& key) const { return obj.contains(key) && !obj[key].is_null(); }
 
   [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    const size_t at = text_.find("\"" + field + "\"");
-    std::string where = path_;
-    if (at != std::string::npos) where += ":" + std::to_string(1 + std::count(text_.begin(), text_.begin() + at, '\n'));
-    throw ModelLoadError(where, "field '" + field + "': " + what);
+    throw ModelLoadError(datasets::field_location(path_, text_, field), "field '" + field + "': " + what);
   }
 
   int64_t integer(const nlohmann::json& obj, const std::string& key, int64_t low = 1) const {
