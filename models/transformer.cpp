@@ -67,8 +67,9 @@ torch::Tensor stacked_rows(const std::vector<torch::Tensor>& parts) {
 // in float32, as peft's autocast_adapter_dtype keeps a half-precision model's adapter, and the sum
 // is cast back. Unadapted (or no adapter): base as it is.
 torch::Tensor with_lora(const torch::Tensor& base, const torch::Tensor& x, const LoraAdapter* adapter, int64_t layer, LoraTarget target) {
-  if (!adapter || !adapter->pair(layer, target).defined()) return base;
+  if (!adapter) return base;
   const LoraPair& p = adapter->pair(layer, target);
+  if (!p.defined()) return base;
   const torch::Tensor branch = x.to(torch::kFloat32).matmul(p.a.to(x.device()).t()).matmul(p.b.to(x.device()).t()) * adapter->scaling;
   return (base.to(torch::kFloat32) + branch).to(base.scalar_type());
 }

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <map>
 #include <regex>
 
+#include "datasets/field_location.hpp"
 #include "datasets/json_parse.hpp"
 #include "datasets/regular_file.hpp"
 #include "tensorio/safetensors.hpp"
@@ -41,9 +41,7 @@ class AdapterConfig {
     if (!json_.is_object()) throw ModelLoadError(path_, "not a JSON object");
   }
   [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    const size_t at = text_.find("\"" + field + "\"");
-    const std::string where = at == std::string::npos ? path_ : path_ + ":" + std::to_string(1 + std::count(text_.begin(), text_.begin() + at, '\n'));
-    throw ModelLoadError(where, "field '" + field + "': " + what);
+    throw ModelLoadError(datasets::field_location(path_, text_, field), "field '" + field + "': " + what);
   }
   const nlohmann::json* find(const std::string& field) const {
     const auto it = json_.find(field);
@@ -107,7 +105,6 @@ LoraAdapter read_peft_lora_adapter(const std::string& folder) {
   const SafetensorsFile file = SafetensorsFile::open(weights_path.string());
   // transformers' load_adapter strips "base_model.model." (peft's PeftModel prefix) before matching.
   static const std::regex key(R"((?:base_model\.model\.)?model\.layers\.(\d{1,6})\.(self_attn|mlp)\.([a-z_]+)\.lora_(A|B)\.weight)");
-  std::map<std::string, std::pair<torch::Tensor, torch::Tensor>> pairs;  // lora_A's key -> (A, B)
   for (const std::string& name : file.names()) {
     std::smatch m;
     if (!std::regex_match(name, m, key))
@@ -125,20 +122,14 @@ LoraAdapter read_peft_lora_adapter(const std::string& folder) {
     if (value.size(m[4] == "A" ? 0 : 1) != scaling.r)
       throw ModelLoadError(weights_path.string(), "tensor '" + name + "' has rank " + std::to_string(value.size(m[4] == "A" ? 0 : 1)) +
                                                       ", adapter_config.json's r is " + std::to_string(scaling.r));
-    const std::string a_name = std::regex_replace(name, std::regex(R"(lora_B\.weight$)"), "lora_A.weight");
-    auto& [a, b] = pairs[a_name];
-    (m[4] == "A" ? a : b) = value.to(torch::kFloat32, /*non_blocking=*/false, /*copy=*/true);  // owned: the mapping goes with `file`
     LoraPair& pair = adapter.layers[layer][t];
-    pair.name = a_name;
+    (m[4] == "A" ? pair.a : pair.b) = value.to(torch::kFloat32, /*non_blocking=*/false, /*copy=*/true);  // owned: the mapping goes with `file`
+    if (pair.name.empty() || m[4] == "A") pair.name = name;
   }
-  for (auto& layer : adapter.layers)
-    for (LoraPair& pair : layer) {
-      if (pair.name.empty()) continue;
-      const auto& [a, b] = pairs.at(pair.name);
-      if (!a.defined() || !b.defined())
-        throw ModelLoadError(weights_path.string(), "tensor '" + pair.name + "' has no " + (a.defined() ? "lora_B" : "lora_A") + " beside it");
-      pair.a = a, pair.b = b;
-    }
+  for (const auto& layer : adapter.layers)
+    for (const LoraPair& pair : layer)
+      if (pair.a.defined() != pair.b.defined())
+        throw ModelLoadError(weights_path.string(), "tensor '" + pair.name + "' has no " + (pair.a.defined() ? "lora_B" : "lora_A") + " beside it");
   return adapter;
 }
 

@@ -22,7 +22,7 @@ const char* lora_target_name(LoraTarget target);
 struct LoraPair {
   torch::Tensor a;   // lora_A [r, in_features], float32 on the CPU; undefined: the projection is not adapted
   torch::Tensor b;   // lora_B [out_features, r], float32 on the CPU
-  std::string name;  // the lora_A tensor's key, for errors
+  std::string name;  // the lora_A tensor's key (lora_B's where it stands alone), for errors
   bool defined() const { return a.defined(); }
 };
 
