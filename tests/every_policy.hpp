@@ -66,21 +66,6 @@ inline bool policy_refuses(const std::string& policy, models::Protocol protocol,
          ((think || duo || sized_by_ratio(policy) || thresholded(policy)) && token_budget);
 }
 
-// Presses that score a whole prompt once (kvpress's CompactorPress, FinchPress, and the ones that
-// rescore it with more forwards: KVComposePress, KVzipPress): under the decode or stream protocol
-// they refuse with one clear error the first time they must evict, so the tests that run every
-// policy under those protocols leave them out (their own test checks the refusal).
-inline bool prefill_only(const std::string& policy) {
-  if (policy == "kvpress:compactor" || policy == "kvpress:adakv_compactor" || policy == "finch" || policy == "kvpress:finch" ||
-      policy == "kvpress:RestoreKV" || policy == "kvpress:RestoreKV_plus")  // KVzip's, with learned artefacts
-    return true;
-  try {
-    return policies::make_policy(policy)->rescoring() != nullptr;
-  } catch (const std::invalid_argument&) {
-    return false;  // a learned press without its artefact: not one that rescores
-  }
-}
-
 // stories260K's tokenizer as a task hands it to its sessions (SessionOptions::text): KVzip writes its
 // repeat prompts with it.
 inline std::shared_ptr<const policies::PromptText> stories_text() {
@@ -211,6 +196,23 @@ inline nlohmann::json runnable_params(const std::string& policy, const models::M
     p["head_compression_ratio"] = 0.5;
   }
   return p;
+}
+
+// Presses that score a whole prompt once (kvpress's CompactorPress, FinchPress, and the ones that
+// rescore it with more forwards: KVComposePress, KVzipPress): under the decode or stream protocol
+// they refuse with one clear error the first time they must evict, so the tests that run every
+// policy under those protocols leave them out (their own test checks the refusal).
+inline bool prefill_only(const std::string& policy) {
+  if (policy == "kvpress:compactor" || policy == "kvpress:adakv_compactor" || policy == "finch" || policy == "kvpress:finch")
+    return true;
+  try {  // built as the tests build it: a learned press reads its artefacts when it is made
+    static const models::ModelConfig stories = models::load_model("stories260K").config;
+    // A calibration before the prompt (standalone: DuoAttention on the fly) leaves decoding free.
+    const policies::ContextRescoring* rescoring = policies::make_policy(policy, runnable_params(policy, stories))->rescoring();
+    return rescoring && !rescoring->standalone();
+  } catch (const std::invalid_argument&) {
+    return false;  // a policy kvbench refuses to build (kvpress's cam_adakv_snapkv): none of these
+  }
 }
 
 }  // namespace kvbench::testing
