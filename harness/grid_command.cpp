@@ -84,7 +84,9 @@ int run_grid_command(GridArgs args) {
   std::cerr << "grid " << grid.name << ": " << jobs.size() << " jobs: " << summary.already_done << " already done, "
             << summary.ran << " ran, " << summary.by_others << " finished by other processes, "
             << summary.failed.size() << " failed, " << summary.missing.size() << " missing\n"
-            << "prefill tokens: computed " << summary.prefill_computed << ", reused " << summary.prefill_reused << "\n";
+            << "prefill tokens: computed " << summary.prefill_computed << ", reused " << summary.prefill_reused << "\n"
+            << "one-row projections: " << summary.rows_projected << ", " << summary.rows_batched
+            << " of them batched with other jobs'\n";
   for (const auto& [id, error] : summary.failed) std::cerr << "  failed " << id << ": " << error << "\n";
   for (const auto& id : summary.missing) std::cerr << "  missing " << id << "\n";
   return summary.complete() ? 0 : 1;

@@ -51,6 +51,8 @@ GridRunSummary run_grid_jobs(const std::vector<Job>& jobs, ResultsStore& store, 
         ++finished, ++summary.ran;
         summary.prefill_computed += e.prefill_computed;
         summary.prefill_reused += e.prefill_reused;
+        summary.rows_projected += e.rows_projected;
+        summary.rows_batched += e.rows_batched;
         redraw();
         if (!quiet) bar.message("done    " + describe(e.id) + "  " + e.message + "  (" + format_duration(e.seconds) + ")");
         break;

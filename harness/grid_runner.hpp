@@ -20,6 +20,9 @@ struct GridRunSummary {
   // Prompt tokens the jobs run here prefilled by running the model, and by replaying a prefill
   // another job of their ring ran (harness/prefill_sharing.hpp).
   int64_t prefill_computed = 0, prefill_reused = 0;
+  // One-row (decoding) projections the jobs ran, and those computed in a batch with other jobs' rows
+  // of their ring (models/decode_batch.hpp).
+  int64_t rows_projected = 0, rows_batched = 0;
   bool complete() const { return failed.empty() && missing.empty(); }
 };
 

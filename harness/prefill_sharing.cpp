@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "models/decode_batch.hpp"
 #include "models/job_clock.hpp"
 #include "models/prefill_share.hpp"
 
@@ -20,13 +21,15 @@ nlohmann::json prompt_fields(const nlohmann::json& spec) {
   return key;
 }
 
-// A baton passed round the threads in index order, skipping finished ones.
+// A baton passed round the threads in index order, skipping finished ones. Each thread waits on
+// its own condition variable: a pass wakes only the next thread (a ring's decode passes it at
+// every projection, and waking all of a ring's threads each time would cost more than the step).
 class Turns {
  public:
-  explicit Turns(size_t n) : finished_(n, false) {}
+  explicit Turns(size_t n) : finished_(n, false), wakes_(n) {}
   void wait(size_t me) {
     std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [&] { return turn_ == me; });
+    wakes_[me].wait(lock, [&] { return turn_ == me; });
   }
   void pass(size_t me, bool finished) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -38,13 +41,13 @@ class Turns {
         turn_ = (me + k) % n;
         break;
       }
-    changed_.notify_all();
+    if (turn_ < n) wakes_[turn_].notify_one();
   }
 
  private:
   std::mutex mutex_;
-  std::condition_variable changed_;
   std::vector<bool> finished_;
+  std::vector<std::condition_variable> wakes_;
   size_t turn_ = 0;
 };
 
@@ -77,18 +80,21 @@ void run_taking_turns(const std::vector<std::function<void()>>& bodies) {
   std::vector<std::exception_ptr> errors(bodies.size());
   std::vector<std::thread> threads;
   thread_local size_t my_index = 0;
-  models::PrefillShare share([&turns] {
+  const auto yield = [&turns] {
     const auto start = std::chrono::steady_clock::now();
     turns.pass(my_index, false);
     turns.wait(my_index);
     models::JobClock::waited() += std::chrono::steady_clock::now() - start;  // not this job's time
-  });
+  };
+  models::DecodeBatch batch(yield);
+  models::PrefillShare share(yield, [&batch] { return batch.sessions_mid_step(); });
   for (size_t i = 0; i < bodies.size(); ++i)
     threads.emplace_back([&, i] {
       my_index = i;
       turns.wait(i);
       try {
-        models::PrefillShare::Scope scope(&share);
+        models::PrefillShare::Scope sharing(&share);
+        models::DecodeBatch::Scope batching(&batch);
         bodies[i]();
       } catch (...) {
         errors[i] = std::current_exception();

@@ -25,6 +25,7 @@
 #include "harness/prefill_sharing.hpp"
 #include "harness/process_temp.hpp"
 #include "models/cpu_threads.hpp"
+#include "models/decode_batch.hpp"
 #include "models/prefill_share.hpp"
 
 namespace kvbench::harness {
@@ -76,7 +77,9 @@ void run_claimed_job(const Job& job, JobClaim& claim, ResultsStore& store, const
   on_event(JobEvent(JobEvent::Kind::kStarted, job.id));
   const auto start = std::chrono::steady_clock::now();
   models::PrefillTokens& prefill = models::prefill_tokens_of_this_thread();
+  models::DecodeRows& decode_rows = models::decode_rows_of_this_thread();
   prefill = {};
+  decode_rows = {};
   try {
     nlohmann::json result = execute_job(job, [&](int64_t done, int64_t total) {
       JobEvent e{JobEvent::Kind::kProgress, job.id};
@@ -90,6 +93,8 @@ void run_claimed_job(const Job& job, JobClaim& claim, ResultsStore& store, const
     e.message = headline_metrics(result.value("metrics", nlohmann::json::object()));
     e.prefill_computed = prefill.computed;
     e.prefill_reused = prefill.reused;
+    e.rows_projected = decode_rows.projected;
+    e.rows_batched = decode_rows.batched;
     on_event(e);
   } catch (const std::exception& error) {
     store.log_failure(job.id, user_message(error));
@@ -130,7 +135,9 @@ void run_ring(const std::vector<const Job*>& ring, ResultsStore& store, const Jo
 nlohmann::json JobEvent::to_json() const {
   nlohmann::json j = {{"event", kind_names().at(kind)}, {"id", id}};
   if (kind == Kind::kProgress) j["done"] = done, j["total"] = total;
-  if (kind == Kind::kFinished) j["seconds"] = seconds, j["prefill_computed"] = prefill_computed, j["prefill_reused"] = prefill_reused;
+  if (kind == Kind::kFinished)
+    j["seconds"] = seconds, j["prefill_computed"] = prefill_computed, j["prefill_reused"] = prefill_reused,
+    j["rows_projected"] = rows_projected, j["rows_batched"] = rows_batched;
   if (!message.empty()) j["message"] = message;
   return j;
 }
@@ -148,6 +155,8 @@ JobEvent JobEvent::from_json(const nlohmann::json& j) {
   e.seconds = j.value("seconds", 0.0);
   e.prefill_computed = j.value("prefill_computed", int64_t{0});
   e.prefill_reused = j.value("prefill_reused", int64_t{0});
+  e.rows_projected = j.value("rows_projected", int64_t{0});
+  e.rows_batched = j.value("rows_batched", int64_t{0});
   e.message = j.value("message", "");
   return e;
 }

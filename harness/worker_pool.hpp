@@ -33,6 +33,7 @@ struct JobEvent {
   int64_t done = 0, total = 0;  // kProgress: examples
   double seconds = 0;           // kFinished
   int64_t prefill_computed = 0, prefill_reused = 0;  // kFinished: prompt tokens (models/prefill_share.hpp)
+  int64_t rows_projected = 0, rows_batched = 0;      // kFinished: decoding rows (models/decode_batch.hpp)
   std::string message;          // kFailed: the error; kSkipped: why; kFinished: headline metrics
   nlohmann::json to_json() const;
   static JobEvent from_json(const nlohmann::json& j);

@@ -29,7 +29,7 @@ int default_cpu_threads() {
 }
 
 int blas_threads() {
-  auto get = openblas_symbol<int (*)()>("openblas_get_num_threads");
+  static const auto get = openblas_symbol<int (*)()>("openblas_get_num_threads");  // asked per decode projection
   return get ? get() : 0;
 }
 

@@ -17,7 +17,8 @@ void use_cpu_threads(int threads);
 // however it is run: a GEMM's sums, and so the last bits of a result, depend on that count.
 int default_cpu_threads();
 
-// OpenBLAS's thread count, or 0 when the BLAS loaded is not OpenBLAS.
+// OpenBLAS's thread count, or 0 when the BLAS loaded is not OpenBLAS. The decode step's own
+// projection kernel (models/fixed_order_projection.hpp) takes the same count.
 int blas_threads();
 
 }  // namespace kvbench::models

@@ -110,6 +110,7 @@ std::optional<PrefillShare::Use> PrefillShare::acquire(const Transformer& model,
   entry->add(want);
   entries_.push_back(entry);
   yield_();  // one round: every other session with this prompt registers its request
+  while (others_mid_step_()) yield_();  // and those still decoding their last prompt, once they are done
   if (entry->waiting.size() == 1) {
     close(entry);
     return std::nullopt;

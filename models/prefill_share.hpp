@@ -9,8 +9,9 @@
 // session's own prefill.
 //
 // Sessions share only while their threads take turns (harness/prefill_sharing.hpp): one thread
-// runs at a time, and a session that meets a prompt first waits one round, so that every other
-// session with that prompt can say which statistics it needs, before the forward runs once.
+// runs at a time, and a session that meets a prompt first waits one round, and then until no
+// session is mid-step in a batched decode, so that every other session with that prompt can say
+// which statistics it needs, before the forward runs once.
 #include <torch/torch.h>
 
 #include <cstdint>
@@ -45,7 +46,10 @@ PrefillTokens& prefill_tokens_of_this_thread();
 class PrefillShare {
  public:
   // `yield` hands the turn to the next thread and returns when this thread's turn comes back.
-  explicit PrefillShare(std::function<void()> yield) : yield_(std::move(yield)) {}
+  // `others_mid_step`: whether another session is inside a decoding step (models/decode_batch.hpp);
+  // such a session may come to the same prompt next, so a new prompt's forward waits for it.
+  explicit PrefillShare(std::function<void()> yield, std::function<bool()> others_mid_step = [] { return false; })
+      : yield_(std::move(yield)), others_mid_step_(std::move(others_mid_step)) {}
 
   // The share this thread's sessions use (null: none).
   static PrefillShare* current();
@@ -72,6 +76,7 @@ class PrefillShare {
   void close(const std::shared_ptr<Entry>& entry);
 
   std::function<void()> yield_;
+  std::function<bool()> others_mid_step_;
   std::vector<std::shared_ptr<Entry>> entries_;  // prompts met this round (few at a time)
 };
 

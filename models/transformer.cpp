@@ -1,5 +1,6 @@
 #include "models/transformer.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <stdexcept>
@@ -7,6 +8,9 @@
 
 #include "models/attention.hpp"
 #include "models/cpu_kernels.hpp"
+#include "models/cpu_threads.hpp"
+#include "models/decode_batch.hpp"
+#include "models/fixed_order_projection.hpp"
 #include "tokenizers/model_error.hpp"
 #include "policies/gqa_mode.hpp"
 
@@ -27,24 +31,35 @@ torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& weight, doub
   return (normed.to(x.scalar_type()) * weight);
 }
 
-// One float32 token on the CPU takes matrix-vector products: they read each weight once, where a
-// one-row GEMM has OpenBLAS first pack (copy) the whole weight matrix, several times slower.
+// One float32 token on the CPU: a matrix-vector product that reads each weight once (a one-row
+// GEMM has OpenBLAS first pack the whole weight matrix, several times slower), summed in the fixed
+// order that gives the row the same bits when a ring of sessions decodes it in a batch with others'
+// rows (models/decode_batch.hpp).
 bool one_cpu_row(const torch::Tensor& x) {
   return x.size(0) == 1 && x.device().is_cpu() && x.scalar_type() == torch::kFloat32;
 }
 
+torch::Tensor project_row(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& base) {
+  if (w.stride(1) != 1 || w.stride(0) != w.size(1) || w.scalar_type() != torch::kFloat32) {  // not a plain weight: BLAS
+    const torch::Tensor v = x.reshape({-1});
+    return (base.defined() ? torch::addmv(base.reshape({-1}), w, v) : torch::mv(w, v)).unsqueeze(0);
+  }
+  ++decode_rows_of_this_thread().projected;
+  const int threads = std::max(1, blas_threads());
+  const torch::Tensor row = x.reshape({1, -1});
+  if (DecodeBatch* batch = DecodeBatch::current()) return batch->project(row, w, base, threads);
+  return cpu::fixed_order_project(row, w, base, threads);
+}
+
 // x [T, in] · wᵀ (+ b), w [out, in].
 torch::Tensor project(const torch::Tensor& x, const torch::Tensor& w, const torch::Tensor& b = {}) {
-  if (one_cpu_row(x)) {
-    torch::Tensor v = x.reshape({-1});
-    return (b.defined() ? torch::addmv(b, w, v) : torch::mv(w, v)).unsqueeze(0);
-  }
+  if (one_cpu_row(x)) return project_row(x, w, b);
   return b.defined() ? torch::addmm(b, x, w.t()) : torch::matmul(x, w.t());
 }
 
 // residual + x · wᵀ in one op (the residual add fused into the product).
 torch::Tensor project_add(const torch::Tensor& residual, const torch::Tensor& x, const torch::Tensor& w) {
-  if (one_cpu_row(x)) return torch::addmv(residual.reshape({-1}), w, x.reshape({-1})).unsqueeze(0);
+  if (one_cpu_row(x)) return project_row(x, w, residual.reshape({1, -1}));
   return torch::addmm(residual, x, w.t());
 }
 

@@ -1,7 +1,8 @@
 // One prefill per prompt across a grid's cells (harness/prefill_sharing.hpp): every registered
-// policy, replaying a prefill another session computed, ends with the cache, the logits and the
-// meters of its own prefill, bit for bit; and a grid run with sharing writes the results it writes
-// without, while prefilling each prompt once.
+// policy, replaying a prefill another session computed and decoding in a batch with the other
+// sessions' steps (models/decode_batch.hpp), ends with the cache, the logits and the meters of its
+// own run, bit for bit; and a grid run with sharing writes the results it writes without, while
+// prefilling each prompt once.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include "harness/prefill_sharing.hpp"
 #include "harness/results_store.hpp"
 #include "harness/temp_dir.hpp"
+#include "models/decode_batch.hpp"
 #include "models/inference_session.hpp"
 #include "models/model_loader.hpp"
 #include "models/prefill_share.hpp"
@@ -25,6 +27,7 @@ struct Trace {
   std::vector<torch::Tensor> logits, keys, values, positions, lengths;
   int64_t peak_logical = 0, peak_allocated = 0, max_cache_len = 0, next_position = 0;
   models::PrefillTokens prefill;
+  models::DecodeRows rows;
 };
 
 class PrefillSharing : public ::testing::Test {
@@ -43,6 +46,7 @@ class PrefillSharing : public ::testing::Test {
     std::vector<Trace> traces;
     for (int64_t example = 0; example < 2; ++example) {
       models::prefill_tokens_of_this_thread() = {};
+      models::decode_rows_of_this_thread() = {};
       auto policy = policy_name == "full" ? nullptr
                                           : policies::make_policy(policy_name, kvbench::testing::runnable_params(
                                                                                    policy_name, model_->config()));
@@ -70,6 +74,7 @@ class PrefillSharing : public ::testing::Test {
       t.max_cache_len = session.max_cache_len();
       t.next_position = session.next_position();
       t.prefill = models::prefill_tokens_of_this_thread();
+      t.rows = models::decode_rows_of_this_thread();
       traces.push_back(std::move(t));
     }
     return traces;
@@ -111,7 +116,7 @@ TEST_F(PrefillSharing, EveryPolicyReplaysItsOwnPrefillBitForBit) {
     for (size_t i = 0; i < names.size(); ++i) bodies.push_back([&, i] { shared[i] = run(names[i], protocol, budgets[i]); });
     run_taking_turns(bodies);
 
-    int64_t reused = 0;
+    int64_t reused = 0, batched = 0;
     for (size_t i = 0; i < names.size(); ++i) {
       const std::string what = names[i] + " under " + models::to_string(protocol);
       SCOPED_TRACE(what);
@@ -130,8 +135,11 @@ TEST_F(PrefillSharing, EveryPolicyReplaysItsOwnPrefillBitForBit) {
         EXPECT_EQ(a.prefill.reused, 0);  // alone: every prompt computed
         EXPECT_EQ(s.prefill.computed + s.prefill.reused, a.prefill.computed);
         reused += s.prefill.reused;
+        EXPECT_EQ(a.rows.batched, 0);
+        batched += s.rows.batched;
       }
     }
+    EXPECT_GT(batched, 0);  // the ring's steps did run together
     // The ring computed each prompt once for all the policies that can share, and once more for
     // each that cannot (it moves the positions attention sees, or scales its logits).
     int64_t computed = 0;
@@ -170,6 +178,10 @@ TEST_F(PrefillSharing, AGridWritesTheSameResultsWithAndWithoutSharing) {
   // One computation per prompt for the 10 jobs that share, and StreamingLLM's two jobs alone (it
   // rotates keys by cache slot: its forward is not the full cache's).
   EXPECT_EQ(with.prefill_computed * 12, without.prefill_computed * 3);
+  // Most decoding projections run for several jobs at once (with sharing, only the forward of a
+  // prompt, not each replay, projects its last token's row).
+  EXPECT_EQ(without.rows_batched, 0);
+  EXPECT_GT(with.rows_batched * 4, with.rows_projected * 3);
   auto comparable = [](nlohmann::json r) {
     r.erase("timings");
     r.erase("finished_at");
