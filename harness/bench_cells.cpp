@@ -42,9 +42,7 @@ BenchCell parse_cell(const std::string& spec, const BenchCell& defaults) {
         throw std::invalid_argument("\"block\" must be a positive integer, got " + value.dump());
       policy.block = value.get<int64_t>();
     } else if (key == "attention") {
-      cell.attention = text_field(value, key);
-      if (cell.attention != "auto" && cell.attention != "chunked")
-        throw std::invalid_argument("\"attention\" must be \"auto\" or \"chunked\", got " + value.dump());
+      cell.attention = models::parse_attention_path(text_field(value, key));
     } else {
       throw std::invalid_argument("unknown key \"" + key + "\" (a cell takes " + kKeys + ")");
     }
@@ -75,6 +73,15 @@ std::vector<BenchCell> parse_bench_cells(const std::vector<std::string>& specs, 
     }
   }
   return cells;
+}
+
+void check_attention_path(models::AttentionPath path, const std::string& device) {
+  if (path != models::AttentionPath::kSplitK) return;
+  if (!models::split_k_decode_built())
+    throw std::invalid_argument("attention \"split_k\": this build has no split-K kernel (it needs a CUDA libtorch and "
+                                "a CUDA compiler: scripts/cuda_build.sh)");
+  if (device.rfind("cuda", 0) != 0)
+    throw std::invalid_argument("attention \"split_k\" runs on CUDA only, and the device is \"" + device + "\"");
 }
 
 }  // namespace kvbench::harness

@@ -8,16 +8,21 @@
 #include <vector>
 
 #include "harness/runtime_options.hpp"
+#include "models/attention_path.hpp"
 
 namespace kvbench::harness {
 
 struct BenchCell {
   PolicyOptions policy;
-  std::string attention = "auto";  // auto (the fused kernel where it can) or chunked (always matmul-softmax)
+  models::AttentionPath attention = models::AttentionPath::kAuto;
 };
 
 // Without specs, the one cell the command line describes. Every cell is checked (policy and its
 // parameters, budget, protocol) before anything loads; errors name the cell: "--cell 2: ...".
 std::vector<BenchCell> parse_bench_cells(const std::vector<std::string>& specs, const BenchCell& defaults);
+
+// Refuses a cell whose attention path this build or `device` cannot take: split_k needs the
+// split-K kernel (a CUDA build) and a CUDA device.
+void check_attention_path(models::AttentionPath path, const std::string& device);
 
 }  // namespace kvbench::harness

@@ -105,7 +105,7 @@ Run run_once(const LoadedRuntime& rt, const BenchCell& cell, int64_t context, co
   auto inner = policies::make_policy(cell.policy.policy, cell.policy.params_json());
   policies::TimedPolicy policy(*inner);
   models::SessionOptions options = session_options(cell.policy, rt);
-  options.fused_attention = cell.attention == "auto";
+  options.attention = cell.attention;
   models::InferenceSession session(model, &policy, options);
   const std::vector<int64_t> prompt = synthetic_tokens(context, model.config().vocab_size);
   using clock = std::chrono::steady_clock;
@@ -213,7 +213,7 @@ nlohmann::json row_json(const Row& row, const LoadedRuntime& rt, const BenchArgs
                       {"load_s", load_s},
                       {"runs", args.runs},
                       {"warmup", args.warmup},
-                      {"attention", row.cell.attention}};
+                      {"attention", models::attention_path_name(row.cell.attention)}};
   if (!row.error.empty()) {
     j["error"] = row.error;
     return j;
@@ -255,8 +255,10 @@ void print_table_row(const Row& row, bool device_memory, bool decoded) {
   const Run& r = row.median;
   std::ostringstream line;
   const PolicyOptions& policy = row.cell.policy;
+  const bool own_kernel = row.cell.attention != models::AttentionPath::kAuto;
   line << "| " << row.context << " | " << policy.policy << (policy.params == "{}" ? "" : " " + policy.params)
-       << (row.cell.attention == "auto" ? "" : ", " + row.cell.attention + " attention") << " | " << policy.budget;
+       << (own_kernel ? ", " + models::attention_path_name(row.cell.attention) + " attention" : "") << " | "
+       << policy.budget;
   if (!row.error.empty()) {
     std::string error = row.error.substr(0, row.error.find('\n'));  // a table row is one line
     std::cout << line.str() << " | " << policy.protocol << " | failed: " << error << " |" << std::endl;
@@ -290,7 +292,9 @@ int run_summary(const BenchArgs& args) {
   }
   if (args.runs < 1) throw std::invalid_argument("--runs must be at least 1");
   if (args.warmup < 0) throw std::invalid_argument("--warmup must be >= 0");
-  const std::vector<BenchCell> cells = parse_bench_cells(args.cells, BenchCell{args.policy, args.attention});
+  const std::vector<BenchCell> cells =
+      parse_bench_cells(args.cells, BenchCell{args.policy, models::parse_attention_path(args.attention)});
+  for (const BenchCell& cell : cells) check_attention_path(cell.attention, args.model.device);
   if (!args.trace.empty() && cells.size() * args.contexts.size() != 1)
     throw std::invalid_argument("--trace records one cell at one context; this command has " +
                                 std::to_string(cells.size() * args.contexts.size()));
@@ -351,10 +355,11 @@ const CommandRegistration bench_registration(
       app.add_option("--warmup", args->warmup, "runs before the measured ones, not counted (one-off CUDA costs)")
           ->capture_default_str();
       app.add_option("--attention", args->attention,
-                     "auto (the fused kernel where libtorch has one and the policy needs no statistics) or chunked "
-                     "(always the matmul-softmax path, to compare the two)")
+                     "auto (the fused kernel where libtorch has one and the policy needs no statistics), chunked "
+                     "(always the matmul-softmax path, to compare the two) or split_k (a decoding query on CUDA "
+                     "through kvbench's split-K kernel, where the policy needs no statistics; a CUDA build only)")
           ->capture_default_str()
-          ->check(CLI::IsMember({"auto", "chunked"}));
+          ->check(CLI::IsMember(models::attention_path_names()));
       app.add_option("--threads", args->threads,
                      "threads for the BLAS products, one for elementwise ops (models/cpu_threads.hpp; 0 = libtorch's "
                      "default, OMP_NUM_THREADS or the physical cores, as every command)")

@@ -7,6 +7,9 @@
 #include <stdexcept>
 
 #include "models/cpu_kernels.hpp"
+#ifdef KVBENCH_SPLIT_K_DECODE
+#include "models/cuda/split_k_decode.hpp"
+#endif
 
 namespace kvbench::models {
 namespace {
@@ -23,7 +26,7 @@ torch::Tensor causal_mask(int64_t t_begin, int64_t t_len, int64_t T, int64_t n, 
 #if TORCH_VERSION_MAJOR >= 2
 // libtorch 1.13 has no fused kernel: it always takes the chunked matmul-softmax below.
 bool can_fuse(const AttentionRequest& request, const policies::LayerCache& cache) {
-  return request.fused_attention && !request.logit_scale && cache.all_valid();
+  return request.path != AttentionPath::kChunked && !request.logit_scale && cache.all_valid();
 }
 #endif
 
@@ -182,8 +185,12 @@ AttentionResult attend(const torch::Tensor& q_in, const policies::LayerCache& ca
   AttentionResult result;
   const torch::Tensor valid = cache.valid();  // [kvh, n] or undefined
   if (!want.any() || rows_apart(want, T)) {
+#ifdef KVBENCH_SPLIT_K_DECODE
+    if (request.path == AttentionPath::kSplitK && !request.logit_scale && cuda::split_k_decode_applies(q, K, V))
+      result.output = cuda::split_k_decode(q, K, V, valid);
+#endif
 #if TORCH_VERSION_MAJOR >= 2
-    if (can_fuse(request, cache)) result.output = fused_attention(q, K, V, cache.kv_heads());
+    if (!result.output.defined() && can_fuse(request, cache)) result.output = fused_attention(q, K, V, cache.kv_heads());
 #endif
     if (!result.output.defined()) chunked_attention(q, K, V, valid, 0, {}, true, request.max_score_elements, result);
     if (want.any()) chunked_attention(q, K, V, valid, T - stats_rows(want, T), want, false, request.max_score_elements, result);
@@ -194,11 +201,11 @@ AttentionResult attend(const torch::Tensor& q_in, const policies::LayerCache& ca
   return result;
 }
 
-bool fused_output(const policies::StatsRequest& want, int64_t T, bool fused_allowed) {
+bool fused_output(const policies::StatsRequest& want, int64_t T, AttentionPath path) {
 #if TORCH_VERSION_MAJOR >= 2
-  return fused_allowed && (!want.any() || rows_apart(want, T));
+  return path != AttentionPath::kChunked && (!want.any() || rows_apart(want, T));
 #else
-  (void)want, (void)T, (void)fused_allowed;
+  (void)want, (void)T, (void)path;
   return false;
 #endif
 }

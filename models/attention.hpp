@@ -5,6 +5,7 @@
 
 #include <functional>
 
+#include "models/attention_path.hpp"
 #include "models/rope.hpp"
 #include "policies/attention_stats.hpp"
 #include "policies/layer_cache.hpp"
@@ -18,8 +19,7 @@ struct AttentionRequest {
   // Multiplier on the logits of a query that attends n keys (BUZZ with log n); empty = 1.
   std::function<double(int64_t)> logit_scale;
   int64_t max_score_elements = int64_t{1} << 24;  // bounds heads × q_chunk × n
-  // false: always the chunked matmul-softmax, never the fused kernel (to compare the two).
-  bool fused_attention = true;
+  AttentionPath path = AttentionPath::kAuto;
 };
 
 struct AttentionResult {
@@ -33,11 +33,11 @@ struct AttentionResult {
 AttentionResult attend(const torch::Tensor& q, const policies::LayerCache& cache, const Rope& rope,
                        const AttentionRequest& request);
 
-// Whether attend() takes the fused kernel for the output of T queries over a cache with every
-// slot valid, asking `want`: not where `want` needs statistics over every query (the output then
-// comes from that pass), nor without a fused kernel (libtorch 1.13). The two paths may differ in
-// the last bit, so forwards to be shared must agree on it.
-bool fused_output(const policies::StatsRequest& want, int64_t T, bool fused_allowed);
+// Whether attend() takes the fused kernel for the output of T > 1 queries over a cache with every
+// slot valid, asking `want` on `path`: not where `want` needs statistics over every query (the
+// output then comes from that pass), nor without a fused kernel (libtorch 1.13). The two paths may
+// differ in the last bit, so forwards to be shared must agree on it.
+bool fused_output(const policies::StatsRequest& want, int64_t T, AttentionPath path);
 
 // The statistics attend() gives for `want` (kOriginal positions, no logit scale), without the
 // output: bit for bit what a policy asking `want` sees. A shared prefill (models/prefill_share.hpp)

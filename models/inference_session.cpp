@@ -25,7 +25,7 @@ torch::Tensor InferenceSession::run(const std::vector<int64_t>& tokens, policies
   control.policy = policy_;
   control.phase = phase;
   control.compress = compress && policy_ != nullptr;
-  control.fused_attention = options_.fused_attention;
+  control.attention = options_.attention;
   torch::Tensor logits = model_.forward(tokens, next_position_, cache_, control, all_logits);
   account(static_cast<int64_t>(tokens.size()));
   return logits;
@@ -48,7 +48,7 @@ std::optional<torch::Tensor> InferenceSession::shared_prefill(const std::vector<
   if (policy_ && (policy_->position_mode() != policies::PositionMode::kOriginal || policy_->logit_scale(2) != 1.0))
     return std::nullopt;
   const policies::StatsRequest want = policy_ ? policy_->wants() : policies::StatsRequest{};
-  const bool fused = fused_output(want, static_cast<int64_t>(tokens.size()), options_.fused_attention);
+  const bool fused = fused_output(want, static_cast<int64_t>(tokens.size()), options_.attention);
   std::optional<PrefillShare::Use> use = share->acquire(model_, tokens, want, fused);
   if (!use) return std::nullopt;
   torch::Tensor logits = replay_shared_prefill(*use->prefill, use->request, tokens, policy_, cache_);
@@ -124,7 +124,7 @@ torch::Tensor InferenceSession::rescored_prefill(const std::vector<int64_t>& tok
     }
     if (const std::optional<policies::AppendedEmbeddings> appended = rescoring.appended()) {
       CacheControl plain;
-      plain.fused_attention = options_.fused_attention;
+      plain.attention = options_.attention;
       try {
         model_.forward_embeddings(appended->rows, next_position_, cache_, plain, false, appended->adapter);
       } catch (const std::invalid_argument& e) {  // rows of the wrong width: name the file they came from

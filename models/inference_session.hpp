@@ -21,7 +21,7 @@ struct SessionOptions {
   int64_t block = 1;  // stream protocol: prompt block size
   policies::Budget budget = policies::Budget::unlimited();
   uint64_t seed = 0;
-  bool fused_attention = true;  // false: the chunked attention path only (kernel comparisons)
+  AttentionPath attention = AttentionPath::kAuto;  // models/attention_path.hpp
   // The model's tokenizer and chat template, for a policy that writes its scoring inputs as text
   // (policies/context_rescoring.hpp); null: none (such a policy then refuses).
   std::shared_ptr<const policies::PromptText> text;

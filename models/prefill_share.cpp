@@ -149,7 +149,7 @@ std::shared_ptr<const SharedPrefill> compute_shared_prefill(const Transformer& m
   CacheControl control;
   control.policy = &capture;
   control.phase = policies::Phase::kPrefill;
-  control.fused_attention = fused;
+  control.attention = fused ? AttentionPath::kAuto : AttentionPath::kChunked;
   control.on_attention = [&](int64_t l, const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                              const torch::Tensor& positions, const torch::Tensor&) {
     out->keys[l] = k.clone();  // views of the layer's projection: keep only what is appended

@@ -65,7 +65,7 @@ class PrefillShare {
   };
   // The shared forward over `tokens` with `want` among its statistics, or nothing when this
   // session is the only one with the prompt (it then prefills alone). `fused`: the attention
-  // path the session's own forward takes (AttentionRequest::fused_attention, after its request).
+  // path the session's own forward takes (fused_output(), after its request).
   std::optional<Use> acquire(const Transformer& model, const std::vector<int64_t>& tokens,
                              const policies::StatsRequest& want, bool fused);
 

@@ -187,7 +187,7 @@ torch::Tensor Transformer::run_decoder(torch::Tensor x, const std::vector<int64_
 
   AttentionRequest request;
   request.mode = cache.position_mode();
-  request.fused_attention = control.fused_attention;
+  request.path = control.attention;
   if (control.policy) {
     request.stats = control.policy->wants();
     if (control.policy->logit_scale(2) != 1.0) {

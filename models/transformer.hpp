@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "models/attention_path.hpp"
 #include "models/model_config.hpp"
 #include "models/model_weights.hpp"
 #include "models/rope.hpp"
@@ -24,8 +25,7 @@ struct CacheControl {
   // Attention statistics wanted beyond the policy's (e.g. by a fidelity task); may be null.
   std::function<void(int64_t layer, const policies::LayerCache&, const policies::AttentionStats&)> inspect;
   policies::StatsRequest inspect_wants;
-  // false: attention never takes the fused kernel (libtorch >= 2), only the chunked matmul-softmax.
-  bool fused_attention = true;
+  AttentionPath attention = AttentionPath::kAuto;
   // Sees every layer's queries (as given to attend()), new keys/values and attention output,
   // before the policy compresses: fidelity probes replay them on a shadow full cache.
   std::function<void(int64_t layer, const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,

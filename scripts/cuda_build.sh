@@ -4,7 +4,9 @@
 # (fetch them here with `scripts/cuda_build.sh --fetch`), are unpacked into a private prefix
 # (never into /), and CMake finds Torch through the Python package's cmake_prefix_path.
 # Usage on the GPU machine: scripts/cuda_build.sh [build-dir] [target...]   (default build-cuda, every
-# target; naming targets, e.g. `kvbench test_models`, saves minutes of a short device lease)
+# target; naming targets, e.g. `kvbench test_models`, saves minutes of a short device lease).
+# KVBENCH_CMAKE_ARGS: more configure options (e.g. -DKVBENCH_SPLIT_K=OFF); nvcc is taken from PATH,
+# else /usr/local/cuda/bin (the split-K decoding kernel, models/cuda/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DEBS=(pkgconf pkgconf-bin libpkgconf3 pkg-config libsentencepiece-dev libsentencepiece0 nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev
@@ -33,10 +35,13 @@ if ! command -v pkg-config >/dev/null; then
   export PATH="$PREFIX/bin:$PATH"
 fi
 TORCH_PREFIX="$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')"
+if [[ -z "${CUDACXX:-}" ]] && ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  export CUDACXX=/usr/local/cuda/bin/nvcc
+fi
 cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$TORCH_PREFIX;$PREFIX/usr;$LIBDIR/cmake;$PREFIX/usr/share" \
   -DCMAKE_INCLUDE_PATH="$PREFIX/usr/include" -DCMAKE_LIBRARY_PATH="$LIBDIR" \
   -DCMAKE_BUILD_RPATH="$LIBDIR" -DCMAKE_CUDA_ARCHITECTURES=90 \
-  ${KVBENCH_SHARED_DIR:+-DKVBENCH_SHARED_DIR="$KVBENCH_SHARED_DIR"} >/dev/null
+  ${KVBENCH_SHARED_DIR:+-DKVBENCH_SHARED_DIR="$KVBENCH_SHARED_DIR"} ${KVBENCH_CMAKE_ARGS:-} >/dev/null
 cmake --build "$BUILD_DIR" -j "$(nproc)" ${TARGETS[@]:+--target "${TARGETS[@]}"}
 echo "built $BUILD_DIR (torch $(python3 -c 'import torch; print(torch.__version__)'))"

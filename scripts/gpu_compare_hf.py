@@ -17,8 +17,9 @@ and the same counter of libtorch's allocator for kvbench, per row (`bench` repor
 device_peak_allocated_bytes); the kvbench process's `nvidia-smi` peak (CUDA context and cached
 blocks included) is kept in the JSON too. kvbench runs as two processes (Full, then the
 compressing policies), each loading the checkpoint once and printing a row as it finishes.
-By default Full also runs with kvbench's chunked matmul-softmax attention beside the fused
-kernel (`--attention both`), to show which decodes faster at long contexts. Token ids are
+By default Full also runs with kvbench's chunked matmul-softmax attention and its split-K decoding
+kernel beside the fused kernel (`--attention auto,chunked,split_k`), to show which decodes fastest
+at long contexts; each row's bandwidth bound is (weight bytes + the row's KV bytes) ÷ --bandwidth. Token ids are
 synthetic (speed does not depend on them); the vocabulary of --tokenizer is irrelevant to the
 timing.
 """
@@ -44,6 +45,7 @@ POLICIES = ["full", "snapkv", "streaming_llm", "h2o", "pyramidkv", "adakv", "tov
             "kvpress:tova", "kvpress:streaming_llm", "kvpress:kvzip", "kvpress:kvcompose"]
 HF_PRESSES = {"snapkv", "streaming_llm", "h2o"}  # policies hf_run has a kvpress press for
 BUDGET = 1024  # tokens per KV head for the compressing policies
+KV_BYTES_PER_TOKEN = 2 * 32 * 8 * 128 * 2  # keys and values, 32 layers, 8 KV heads, head_dim 128, bf16
 DECODE = 64
 
 
@@ -185,18 +187,21 @@ def kvbench_run(args, contexts, cells, on_row, deadline):
 def print_table(meta, rows):
     print(f"{meta['gpu']}, torch {meta['torch']}, transformers {meta['transformers']}, kvpress {meta['kvpress']}")
     print("| context | policy | kvbench prefill tok/s | HF prefill tok/s | kvbench decode tok/s | HF decode tok/s |"
-          " kvbench peak GiB | HF peak GiB | kvbench chunked prefill / decode tok/s |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          " kvbench peak GiB | HF peak GiB | kvbench chunked prefill / decode tok/s | kvbench split-K decode tok/s |"
+          " bound tok/s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
 
     def cell(r, key, scale=1.0, fmt="{:.0f}"):
         return fmt.format(r[key] / scale) if r.get(key) is not None else r.get("error", "-")[:40]
     for r in rows:
         k, h = r.get("kvbench", {"error": "not run"}), r.get("transformers", {"error": "not run"})
         ch = r.get("kvbench_chunked", {"error": "-"})
+        sk = r.get("kvbench_split_k", {"error": "-"})
         print(f"| {r['context']} | {r['policy']} | {cell(k, 'prefill_tokens_per_s')} | {cell(h, 'prefill_tokens_per_s')} | "
               f"{cell(k, 'decode_tokens_per_s')} | {cell(h, 'decode_tokens_per_s')} | "
               f"{cell(k, 'peak_bytes', 2**30, '{:.1f}')} | {cell(h, 'peak_bytes', 2**30, '{:.1f}')} | "
-              f"{cell(ch, 'prefill_tokens_per_s')} / {cell(ch, 'decode_tokens_per_s')} |")
+              f"{cell(ch, 'prefill_tokens_per_s')} / {cell(ch, 'decode_tokens_per_s')} | {cell(sk, 'decode_tokens_per_s')} | "
+              f"{cell(r, 'bound_tokens_per_s')} |")
 
 
 def main():
@@ -211,15 +216,22 @@ def main():
                     help="seconds from the start after which no new run begins (a short device lease); "
                          "the JSON is rewritten after every run, so what finished is kept")
     ap.add_argument("--checkpoint-only", action="store_true", help="write the checkpoint and stop")
-    ap.add_argument("--attention", default="both", choices=["auto", "chunked", "both"],
-                    help="kvbench's attention kernel (bench --attention): auto (the fused kernel where it can), chunked "
-                         "(the matmul-softmax path), or both for Full (its chunked rows go to 'kvbench_chunked')")
+    ap.add_argument("--attention", default="auto,chunked,split_k",
+                    help="kvbench's attention kernels (bench --attention: auto, the fused kernel where it can; chunked, "
+                         "the matmul-softmax path; split_k, kvbench's split-K decoding kernel), comma-separated: Full "
+                         "runs with each (the rows of all but the first go to 'kvbench_<kernel>'), the other policies "
+                         "with the first")
+    ap.add_argument("--bandwidth", type=float, default=3.35e12,
+                    help="the card's memory bandwidth in bytes/s for the bound column (H100 SXM: 3.35e12)")
     ap.add_argument("--print-cells", action="store_true",
                     help="print kvbench bench's --cell arguments for --policies, one per line, and stop "
                          "(gpu_check.sh --dry-run runs them on the CPU)")
     args = ap.parse_args()
+    kernels = args.attention.split(",")
+    if not kernels or any(k not in ("auto", "chunked", "split_k") for k in kernels):
+        ap.error(f"--attention: a comma-separated list of auto, chunked, split_k, got {args.attention!r}")
     if args.print_cells:
-        attention = "auto" if args.attention == "both" else args.attention
+        attention = kernels[0]
         for p in args.policies.split(","):
             print(kvbench_cell(p, attention))
         return
@@ -231,8 +243,12 @@ def main():
     write_checkpoint(args.workdir)
     if args.checkpoint_only:
         return
+    # What a decoding step must read at least: every weight once (the shards' bytes) and the cache.
+    weight_bytes = sum(os.path.getsize(os.path.join(args.workdir, f))
+                       for f in os.listdir(args.workdir) if f.endswith(".safetensors"))
     import transformers
     meta = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "transformers": transformers.__version__,
+            "weight_bytes": weight_bytes, "bandwidth_bytes_per_s": args.bandwidth,
             "kvpress": getattr(presses, "__version__", None) if presses else None, "budget": BUDGET, "decode": DECODE,
             "date": time.strftime("%Y-%m-%d %H:%M:%S %Z")}
     contexts = list(map(int, args.contexts.split(",")))
@@ -250,8 +266,11 @@ def main():
     def kvbench_row(bench, result):
         c, p = bench["context"], bench["policy"]
         if (c, p) in rows:
-            chunked_beside = args.attention == "both" and bench["attention"] == "chunked"
-            rows[(c, p)]["kvbench_chunked" if chunked_beside else "kvbench"] = result
+            beside = bench["attention"] != kernels[0]
+            rows[(c, p)]["kvbench_" + bench["attention"] if beside else "kvbench"] = result
+            if not beside and result.get("decode_tokens_per_s") is not None:
+                kv_bytes = result.get("kv_bytes_end") or c * KV_BYTES_PER_TOKEN
+                rows[(c, p)]["bound_tokens_per_s"] = args.bandwidth / (weight_bytes + kv_bytes)
             if p != "full" and presses is None:
                 rows[(c, p)]["transformers"] = {"error": "kvpress not installed: Full only"}
             print(json.dumps(rows[(c, p)]), file=sys.stderr, flush=True)
@@ -262,7 +281,7 @@ def main():
     # kvbench loads the 16 GB checkpoint once per process: one for Full, one for the rest.
     meta["kvbench_processes"] = []
     if "full" in policies and in_time():
-        full = [("full", "auto"), ("full", "chunked")] if args.attention == "both" else [("full", args.attention)]
+        full = [("full", k) for k in kernels]
         meta["kvbench_processes"].append(kvbench_run(args, contexts, full, kvbench_row, start + args.deadline))
         save()
     if "full" in policies and in_time():
@@ -282,7 +301,7 @@ def main():
         torch.cuda.empty_cache()
     compressing = [p for p in policies if p != "full"]
     if compressing and in_time():
-        attention = "auto" if args.attention == "both" else args.attention
+        attention = kernels[0]
         meta["kvbench_processes"].append(kvbench_run(args, contexts, [(p, attention) for p in compressing], kvbench_row,
                                                      start + args.deadline))
         save()

@@ -51,6 +51,17 @@ TEST(BenchCommand, ChunkedAttentionIsAChoiceAndOtherKernelsAreRefused) {
   EXPECT_NE(bad.output.find("--attention"), std::string::npos) << bad.output;
 }
 
+// split_k runs on CUDA, in a build with the kernel: on the CPU it is refused before the model
+// loads, by the option and by a cell, with the reason.
+TEST(BenchCommand, SplitKAttentionIsRefusedOnTheCpu) {
+  for (const std::string& how : {std::string("--attention split_k"), std::string("--cell '{\"attention\": \"split_k\"}'")}) {
+    CommandResult r = run_kvbench("bench --model stories260K --context 16 --decode 2 --runs 1 " + how + " 2>&1");
+    EXPECT_NE(r.exit_code, 0) << how;
+    EXPECT_NE(r.output.find("attention \"split_k\""), std::string::npos) << how << ": " << r.output;
+    EXPECT_TRUE(r.output.find("CUDA") != std::string::npos) << how << ": " << r.output;
+  }
+}
+
 // --trace: a Chrome trace of one more run's decode steps, one "decode_step" event per step with
 // the operators inside; a path that cannot be written is refused before anything runs.
 TEST(BenchCommand, TraceHoldsEveryDecodeStep) {
@@ -141,7 +152,7 @@ TEST(BenchCommand, BadCellsAreOneClearErrorNamingTheCell) {
       {"'{\"policy\": \"nope\"}'", "--cell 2: unknown policy 'nope'"},
       {"'{\"policy\": \"snapkv\", \"policy_params\": {\"windoe\": 4}}'", "--cell 2: policy_params: field 'windoe' is not a parameter of policy 'snapkv'"},
       {"'{\"protocol\": \"replay\"}'", "--cell 2: protocol must be oneshot, stream or decode"},
-      {"'{\"attention\": \"flash\"}'", "--cell 2: \"attention\" must be \"auto\" or \"chunked\""},
+      {"'{\"attention\": \"flash\"}'", "--cell 2: \"attention\" must be one of \"auto\", \"chunked\", \"split_k\""},
       {"'{\"policy\": '", "--cell 2: cell:1: invalid JSON"}};
   for (const auto& [cell, message] : cases) {
     CommandResult r = run_kvbench("bench --model stories260K --context 8 --cell '{}' --cell " + cell + " 2>&1");

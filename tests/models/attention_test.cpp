@@ -95,7 +95,7 @@ TEST(Attention, FusedAndChunkedGiveTheSameOutput) {
   for (int64_t T : {int64_t{9}, int64_t{1}}) {
     const torch::Tensor q = torch::randn({kHeads, T, kHeadDim});
     AttentionRequest fused, chunked;
-    chunked.fused_attention = false;
+    chunked.path = AttentionPath::kChunked;
     expect_same(attend(q, cache, rope, fused).output, attend(q, cache, rope, chunked).output, "output");
   }
 }

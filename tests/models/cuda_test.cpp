@@ -9,6 +9,10 @@
 #define KVBENCH_SYNC_DEBUG 1
 #endif
 
+#include "models/attention.hpp"
+#ifdef KVBENCH_SPLIT_K_DECODE
+#include "models/cuda/split_k_decode.hpp"
+#endif
 #include "models/generation.hpp"
 #include "models/model_loader.hpp"
 #include "policies/registry.hpp"
@@ -140,6 +144,93 @@ TEST_F(Cuda, DecodeStepsNeverSynchronise) {
   GTEST_SKIP() << "needs libtorch 2.x built with CUDA (c10/cuda/CUDAFunctions.h)";
 #endif
 }
+
+#ifdef KVBENCH_SPLIT_K_DECODE
+// softmax(q·Kᵀ/√d)·V of one decoding query per head in float64 on the CPU, over the valid slots.
+torch::Tensor reference_decode(const torch::Tensor& q, const torch::Tensor& K, const torch::Tensor& V,
+                               const torch::Tensor& valid) {
+  const int64_t H = q.size(0), kvh = K.size(0), g = H / kvh, hd = q.size(2);
+  torch::Tensor q64 = q.cpu().to(torch::kFloat64).reshape({kvh, g, hd});
+  torch::Tensor scores = torch::bmm(q64, K.cpu().to(torch::kFloat64).transpose(1, 2)) / std::sqrt(double(hd));
+  if (valid.defined()) scores.masked_fill_(valid.cpu().logical_not().unsqueeze(1), -std::numeric_limits<double>::infinity());
+  return torch::bmm(torch::softmax(scores, -1), V.cpu().to(torch::kFloat64)).reshape({H, 1, hd});
+}
+
+// The kernel against float64 over the shapes that stress its splits (one slot; fewer slots than a
+// split; a split's tail; long caches; groups of 1, 4, 7 and 16; head_dim 64 and 128), keys and
+// values as views of a larger buffer (the cache's layout), with and without invalid slots.
+TEST(CudaSplitK, KernelMatchesFloat64) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  struct Shape { int64_t kvh, g, hd, n; };
+  for (const Shape& s : {Shape{2, 1, 64, 1}, Shape{4, 7, 64, 30}, Shape{8, 4, 128, 4097}, Shape{1, 16, 128, 40000},
+                         Shape{8, 4, 128, 32768}}) {
+    for (auto dtype : {torch::kFloat32, torch::kBFloat16}) {
+      for (bool ragged : {false, true}) {
+        SCOPED_TRACE("kvh " + std::to_string(s.kvh) + " g " + std::to_string(s.g) + " hd " + std::to_string(s.hd) +
+                     " n " + std::to_string(s.n) + (dtype == torch::kFloat32 ? " float32" : " bfloat16") +
+                     (ragged ? " ragged" : ""));
+        torch::manual_seed(s.n);
+        auto opts = torch::TensorOptions().dtype(dtype).device(torch::kCUDA);
+        const torch::Tensor keys_buffer = torch::randn({s.kvh, s.n + 17, s.hd}, opts);
+        const torch::Tensor values_buffer = torch::randn({s.kvh, s.n + 17, s.hd}, opts);
+        const torch::Tensor K = keys_buffer.narrow(1, 0, s.n), V = values_buffer.narrow(1, 0, s.n);
+        const torch::Tensor q = (2 * torch::randn({s.kvh * s.g, 1, s.hd}, opts)).contiguous();
+        torch::Tensor valid;
+        if (ragged) {
+          valid = torch::rand({s.kvh, s.n}, opts.dtype(torch::kFloat32)) > 0.3;
+          valid.select(1, s.n - 1).fill_(true);  // every head sees at least one slot
+        }
+        ASSERT_TRUE(cuda::split_k_decode_applies(q, K, V));
+        const torch::Tensor out = cuda::split_k_decode(q, K, V, valid).cpu().to(torch::kFloat64);
+        const torch::Tensor ref = reference_decode(q, K, V, valid);
+        // float32 arithmetic throughout; a bf16 output is rounded once more (2^-9 relative, 2^-8 allowed).
+        const double relative = dtype == torch::kFloat32 ? 1e-5 : 1.0 / 256;
+        const torch::Tensor excess = (out - ref).abs() - (1e-5 + relative * ref.abs());
+        EXPECT_LE(excess.max().item<double>(), 0.0) << "largest difference " << (out - ref).abs().max().item<double>();
+      }
+    }
+  }
+}
+
+// attend() takes the kernel on AttentionPath::kSplitK for a decoding query, and a model decodes
+// the same tokens with it as with the fused kernel: the full cache (keys as views of the cache)
+// and StreamingLLM under the decode protocol (evicting every step; keys rotated by slot rank).
+TEST_F(Cuda, SplitKDecodeGivesTheFusedKernelsTokens) {
+  Transformer gpu(loaded_.config, to_device(loaded_.weights, torch::kCUDA, torch::kFloat32));
+  std::vector<int64_t> tokens{1};
+  for (int i = 0; i < 200; ++i) tokens.push_back(3 + (i * 37) % 500);
+  for (const std::string name : {"full", "streaming_llm"}) {
+    std::vector<torch::Tensor> logits;
+    for (AttentionPath path : {AttentionPath::kAuto, AttentionPath::kSplitK}) {
+      auto policy = policies::make_policy(name);
+      SessionOptions options;
+      options.attention = path;
+      if (name != "full") {
+        options.protocol = Protocol::kDecode;
+        options.budget = policies::Budget::tokens(48);
+      }
+      InferenceSession session(gpu, policy.get(), options);
+      torch::Tensor l = session.prefill(tokens);
+      std::vector<torch::Tensor> steps;
+      const int64_t calls_before = cuda::split_k_decode_calls();
+      for (int s = 0; s < 16; ++s) {
+        l = session.step(l.reshape({-1}).argmax().item<int64_t>());
+        steps.push_back(l.cpu());
+      }
+      // Every layer of every step on kSplitK, none on kAuto.
+      EXPECT_EQ(cuda::split_k_decode_calls() - calls_before,
+                path == AttentionPath::kSplitK ? 16 * loaded_.config.n_layers : 0) << name;
+      logits.push_back(torch::cat(steps));
+    }
+    EXPECT_LE((logits[0] - logits[1]).abs().max().item<double>(), 1e-3) << name;
+    EXPECT_TRUE(torch::equal(logits[0].argmax(-1), logits[1].argmax(-1))) << name;
+  }
+}
+#else
+TEST(CudaSplitK, KernelMatchesFloat64) {
+  GTEST_SKIP() << "this build has no split-K kernel (a CUDA libtorch and a CUDA compiler build it)";
+}
+#endif
 
 }  // namespace
 }  // namespace kvbench::models
