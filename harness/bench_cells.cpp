@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "datasets/json_parse.hpp"
+#include "models/device_options.hpp"
 
 namespace kvbench::harness {
 namespace {
@@ -80,7 +81,7 @@ void check_attention_path(models::AttentionPath path, const std::string& device)
   if (!models::split_k_decode_built())
     throw std::invalid_argument("attention \"split_k\": this build has no split-K kernel (it needs a CUDA libtorch and "
                                 "a CUDA compiler: scripts/cuda_build.sh)");
-  if (device.rfind("cuda", 0) != 0)
+  if (!models::parse_device(device).is_cuda())
     throw std::invalid_argument("attention \"split_k\" runs on CUDA only, and the device is \"" + device + "\"");
 }
 

@@ -1,5 +1,6 @@
 #include "models/cuda/split_k_decode.hpp"
 
+#include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
 
@@ -57,7 +58,7 @@ torch::Tensor split_k_decode(const torch::Tensor& q_in, const torch::Tensor& K, 
     if (valid_rows.stride(1) != 1) valid_rows = valid_rows.contiguous();
     args.valid_head_stride = valid_rows.stride(0);
   }
-  plan_splits(args, multiprocessor_count(q.get_device()));
+  plan_splits(args, at::cuda::getDeviceProperties(q.get_device())->multiProcessorCount);  // cached by ATen
   const torch::Tensor workspace = torch::empty({split_k_workspace_floats(args)}, q.options().dtype(torch::kFloat32));
   torch::Tensor out = torch::empty_like(q);
   launch_split_k_decode(args, *element_type(q.scalar_type()), q.data_ptr(), K.data_ptr(), V.data_ptr(),

@@ -170,20 +170,6 @@ void launch_typed(const SplitKDecodeArgs& args, const void* q, const void* keys,
 
 }  // namespace
 
-int multiprocessor_count(int device) {
-  constexpr int kDevices = 64;
-  static int counts[kDevices] = {};  // 0: not asked yet; a benign race writes the same value
-  if (device < 0 || device >= kDevices) throw std::invalid_argument("split-K decode attention: device index out of range");
-  if (counts[device] == 0) {
-    int count = 0;
-    const cudaError_t status = cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device);
-    if (status != cudaSuccess)
-      throw std::runtime_error(std::string("split-K decode attention: no multiprocessor count: ") + cudaGetErrorString(status));
-    counts[device] = count;
-  }
-  return counts[device];
-}
-
 void plan_splits(SplitKDecodeArgs& args, int multiprocessors) {
   constexpr int64_t kAlign = 32, kMaxSharedFloats = 48 * 1024 / sizeof(float);
   const int64_t per_head = std::max<int64_t>(1, (4 * static_cast<int64_t>(multiprocessors) + args.kv_heads - 1) / args.kv_heads);

@@ -1,6 +1,6 @@
 #pragma once
 // The split-K decoding attention's launch, free of libtorch so nvcc compiles it alone (and the
-// CPU build's Cuda.SplitKKernelCompiles checks it without a GPU): models/cuda/split_k_decode.cu.
+// CPU build's Torch2Branches.Compile checks it without a GPU): models/cuda/split_k_decode.cu.
 #include <cuda_runtime.h>
 
 #include <cstddef>
@@ -27,9 +27,6 @@ struct SplitKDecodeArgs {
 // The split: enough (KV head, split) blocks to fill the card four times over, each at most as
 // long as the shared memory of its scores allows.
 void plan_splits(SplitKDecodeArgs& args, int multiprocessors);
-
-// The device's streaming multiprocessors (cached per device: no synchronisation after the first).
-int multiprocessor_count(int device);
 
 size_t split_k_shared_bytes(const SplitKDecodeArgs& args);
 
