@@ -15,6 +15,8 @@ InferenceSession::InferenceSession(const Transformer& model, policies::Policy* p
       options_(options),
       cache_(model.make_cache(policy ? policy->position_mode() : policies::PositionMode::kOriginal)) {
   if (options_.block < 1) throw std::invalid_argument("stream block size must be at least 1");
+  if (policy_ && policy_->observes_only_to_compress() && policy_->rescoring())
+    throw std::logic_error(policy_->name() + ": a rescoring policy compresses after forwards that do not, so it cannot skip their observations");
   // Policies that never look at slot order evict in O(evicted) (policies/layer_cache.hpp).
   if (policy_ && policy_->slot_order_free()) cache_.set_slot_order(policies::SlotOrder::kAny);
 }

@@ -188,8 +188,11 @@ torch::Tensor Transformer::run_decoder(torch::Tensor x, const std::vector<int64_
   AttentionRequest request;
   request.mode = cache.position_mode();
   request.path = control.attention;
+  // A policy whose observations serve only its compression sees none in a forward that does not
+  // compress (Policy::observes_only_to_compress): no statistics, so the fused kernel runs.
+  const bool observing = control.policy && (control.compress || !control.policy->observes_only_to_compress());
   if (control.policy) {
-    request.stats = control.policy->wants();
+    if (observing) request.stats = control.policy->wants();
     if (control.policy->logit_scale(2) != 1.0) {
       auto* policy = control.policy;
       request.logit_scale = [policy](int64_t n) { return policy->logit_scale(n); };
@@ -232,7 +235,7 @@ torch::Tensor Transformer::run_decoder(torch::Tensor x, const std::vector<int64_
     AttentionResult attn = attend(q, layer_cache, rope_, request);
     if (control.inspect) control.inspect(l, layer_cache, attn.stats);
     if (control.on_attention) control.on_attention(l, q, k, v, positions, attn.output);
-    if (control.policy) {
+    if (observing) {
       attn.stats.position_end = first_position + T;
       attn.stats.tokens = tokens;
       if (queries_before_rope.defined()) attn.stats.queries_before_rope = queries_before_rope;

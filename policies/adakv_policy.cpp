@@ -48,6 +48,7 @@ class AdaKvPolicy : public Policy {
   std::string name() const override { return "adakv"; }
   StatsRequest wants() const override { return scorer_->wants(); }
   bool slot_order_free() const override { return scorer_->slot_order_free(); }
+  bool observes_only_to_compress() const override { return scorer_->observes_only_to_compress(); }
   void begin(const SequenceInfo& info) override {
     Policy::begin(info);
     scorer_->begin(info);

@@ -58,6 +58,14 @@ class Policy {
   // with the slots): its caches then use SlotOrder::kAny, where eviction moves O(evicted) slots
   // instead of gathering the whole cache. Opt-in, default false (order-preserving keep()).
   virtual bool slot_order_free() const { return false; }
+  // True when observe() keeps only what compress() of the same forward reads (a score row each
+  // forward replaces: nothing accumulated, the cache untouched). A forward that does not compress —
+  // a decoding step under oneshot, a question after compress-once — then needs neither the
+  // statistics nor observe(): the runtime skips both, so the step takes the fused attention kernel
+  // (split-K on CUDA). Opt-in; never with rescoring() (its compress() follows forwards that do not
+  // compress). A wrapper says true only where its own observe() keeps nothing more than its inner
+  // policy's or press's.
+  virtual bool observes_only_to_compress() const { return false; }
   // Multiplier on the attention logits when n keys are attended (BUZZ with log n: eq. 7–8).
   virtual double logit_scale(int64_t n_keys) const { return 1.0; }
 

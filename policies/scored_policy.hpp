@@ -20,11 +20,13 @@ class ScoredPolicy : public Policy {
   std::string name() const override { return name_; }
   StatsRequest wants() const override { return scorer_->wants(); }
   bool slot_order_free() const override { return scorer_->slot_order_free(); }
+  bool observes_only_to_compress() const override { return scorer_->observes_only_to_compress(); }
   void begin(const SequenceInfo& info) override {
     Policy::begin(info);
     scorer_->begin(info);
   }
-  void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase phase) override {
+  // Final: the scorer's observes_only_to_compress() speaks for the policy.
+  void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase phase) final {
     scorer_->observe(layer, cache, stats, phase);
   }
   void compress(int64_t layer, LayerCache& cache, Phase phase) override {

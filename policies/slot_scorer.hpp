@@ -24,6 +24,9 @@ class SlotScorer {
   // True when scores() depends only on per-slot state and statistics, never on slot order
   // (see Policy::slot_order_free).
   virtual bool slot_order_free() const { return false; }
+  // Policy::observes_only_to_compress for the scorer: observe() keeps only what scores() of the
+  // same forward reads (observed_row's rows).
+  virtual bool observes_only_to_compress() const { return false; }
   // Called once per forward and layer with that forward's statistics (query heads).
   virtual void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase phase) = 0;
   // How many of the newest tokens the policy keeps unconditionally under a budget of `budget`

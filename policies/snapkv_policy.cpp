@@ -50,6 +50,7 @@ class WindowAttentionScorer : public SlotScorer {
     r.window = window_;
     return r;
   }
+  bool observes_only_to_compress() const override { return true; }  // summed_: replaced each forward
   void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase) override {
     if (!stats.window_rows.defined()) return;
     torch::Tensor summed = stats.window_rows.sum(1);  // [heads, n], kept on the device

@@ -17,6 +17,7 @@ class TimedPolicy : public Policy {
   StatsRequest wants() const override { return inner_.wants(); }
   PositionMode position_mode() const override { return inner_.position_mode(); }
   bool slot_order_free() const override { return inner_.slot_order_free(); }
+  bool observes_only_to_compress() const override { return inner_.observes_only_to_compress(); }
   double logit_scale(int64_t n_keys) const override { return inner_.logit_scale(n_keys); }
   void begin(const SequenceInfo& info) override {
     Policy::begin(info);

@@ -28,6 +28,7 @@ class LastQueryScorer : public SlotScorer {
     r.last_row = true;
     return r;
   }
+  bool observes_only_to_compress() const override { return true; }  // last_: replaced each forward
   void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase) override {
     if (stats.last_row.defined())  // kept on the device: keep_best selects there
       last_[layer] = reduce_to_kv_heads(stats.last_row, cache.kv_heads(), reduce_).to(torch::kFloat32);

@@ -21,6 +21,8 @@ class AdaKvPress : public WrapperPolicy {
  public:
   AdaKvPress(std::string name, std::unique_ptr<SlotScorer> wrapped, const nlohmann::json& p)
       : WrapperPolicy(std::move(name), std::move(wrapped)), alpha_(p.at("alpha_safeguard")) {}
+  // Its observe() is the press's alone (WrapperPolicy's).
+  bool observes_only_to_compress() const override { return press().observes_only_to_compress(); }
 
   int64_t layer_budget(int64_t) const override { return ada_head_capacity(info_, alpha_); }
 

@@ -21,6 +21,8 @@ class ChunkKvPress : public WrapperPolicy {
  public:
   ChunkKvPress(std::string name, std::unique_ptr<SlotScorer> wrapped, const nlohmann::json& p)
       : WrapperPolicy(std::move(name), std::move(wrapped)), chunk_(p.at("chunk_length")) {}
+  // Its observe() is the press's alone (WrapperPolicy's).
+  bool observes_only_to_compress() const override { return press().observes_only_to_compress(); }
   int64_t layer_budget(int64_t) const override {
     return info_.unlimited() ? info_.budget : info_.budget + chunk_ - 1;
   }

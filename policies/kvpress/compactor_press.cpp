@@ -66,6 +66,7 @@ class CompactorPress : public Press {
     generator_ = at::detail::createCPUGenerator(info.seed);
     forwards_.clear();
   }
+  bool observes_only_to_compress() const override { return true; }  // forwards_: replaced each forward
   void observe(int64_t layer, LayerCache&, const AttentionStats& stats, Phase phase) override {
     if (stats.queries.defined() && stats.rotate) forwards_[layer] = {stats.queries, stats.rotate, phase};
   }

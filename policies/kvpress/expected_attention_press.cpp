@@ -45,8 +45,9 @@ class ExpectedAttentionPress : public Press {
     r.queries_before_rope = true;
     return r;
   }
-  // Only what the forward saw is kept here; the statistics are computed when the layer is
-  // compressed (a decode step after a one-shot prefill observes and is never compressed).
+  // Only what the forward saw is kept here, replaced by the next forward's; the statistics are
+  // computed when the layer is compressed.
+  bool observes_only_to_compress() const override { return true; }
   void observe(int64_t layer, LayerCache&, const AttentionStats& stats, Phase) override {
     if (!stats.queries_before_rope.defined() || !stats.rotate) return;
     forwards_[layer] = {stats.queries_before_rope, stats.rotate, stats.position_end};

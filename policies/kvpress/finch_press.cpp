@@ -47,6 +47,7 @@ class FinchPress : public Policy {
                                   "with query_aware: true (kvpress's evaluate.py requires it), or give window_size");
     rows_.clear();
   }
+  bool observes_only_to_compress() const override { return true; }  // rows_: the prefill's, read by its compress()
   void observe(int64_t layer, LayerCache&, const AttentionStats& stats, Phase phase) override {
     if (phase == Phase::kPrefill && stats.window_rows.defined()) rows_[layer] = stats.window_rows;
   }

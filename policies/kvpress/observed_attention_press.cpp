@@ -19,6 +19,7 @@ class ObservedAttentionPress : public Press {
     r.column_sums = true;
     return r;
   }
+  bool observes_only_to_compress() const override { return true; }  // mean_: replaced each forward
   void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase) override {
     if (!stats.column_sums.defined()) return;
     torch::Tensor seen_by = stats.column_counts.to(stats.column_sums.device(), torch::kFloat32).clamp_min(1);

@@ -24,6 +24,7 @@ class SnapKvPress : public Press {
     r.window = window_;
     return r;
   }
+  bool observes_only_to_compress() const override { return true; }  // mean_rows_: replaced each forward
   void observe(int64_t layer, LayerCache&, const AttentionStats& stats, Phase) override {
     if (stats.window_rows.defined()) mean_rows_[layer] = stats.window_rows.mean(1);  // [heads, n]
   }

@@ -37,6 +37,8 @@ class ThinKPress : public Policy {
     query_norms_.clear();
   }
   int64_t layer_budget(int64_t layer) const override { return tokens_ ? tokens_->layer_budget(layer) : info_.budget; }
+  // query_norms_: the prefill's, read by its compress(); the token policy speaks for itself.
+  bool observes_only_to_compress() const override { return !tokens_ || tokens_->observes_only_to_compress(); }
   void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase phase) override {
     if (tokens_) tokens_->observe(layer, cache, stats, phase);
     if (phase != Phase::kPrefill || !stats.queries_before_rope.defined() || !stats.rotate) return;

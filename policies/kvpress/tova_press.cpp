@@ -18,6 +18,7 @@ class TovaPress : public Press {
     r.last_row = true;
     return r;
   }
+  bool observes_only_to_compress() const override { return true; }  // mean_row_: replaced each forward
   void observe(int64_t layer, LayerCache&, const AttentionStats& stats, Phase) override {
     if (stats.last_row.defined()) mean_row_[layer] = stats.last_row.mean(0, /*keepdim=*/true);
   }
