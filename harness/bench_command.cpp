@@ -357,7 +357,7 @@ const CommandRegistration bench_registration(
       app.add_option("--attention", args->attention,
                      "auto (the fused kernel where libtorch has one and the policy needs no statistics), chunked "
                      "(always the matmul-softmax path, to compare the two) or split_k (a decoding query on CUDA "
-                     "through kvbench's split-K kernel, where the policy needs no statistics; a CUDA build only)")
+                     "through kvbench's split-K kernel, the statistics a policy wants from the chunked pass; a CUDA build only)")
           ->capture_default_str()
           ->check(CLI::IsMember(models::attention_path_names()));
       app.add_option("--threads", args->threads,

@@ -46,6 +46,19 @@ bool rows_apart(const policies::StatsRequest& want, int64_t T) {
   return want.any() && !needs_every_query(want) && stats_rows(want, T) < T;
 }
 
+// kSplitK's output for a decoding query the kernel takes, else undefined. Not under a logit scale
+// (BUZZ's per-key-count scale is applied to q and the kernel is not checked with it).
+torch::Tensor split_k_output(const AttentionRequest& request, const torch::Tensor& q, const torch::Tensor& K,
+                             const torch::Tensor& V, const torch::Tensor& valid) {
+#ifdef KVBENCH_SPLIT_K_DECODE
+  if (request.path == AttentionPath::kSplitK && !request.logit_scale && cuda::split_k_decode_applies(q, K, V))
+    return cuda::split_k_decode(q, K, V, valid);
+#else
+  (void)request, (void)q, (void)K, (void)V, (void)valid;
+#endif
+  return {};
+}
+
 // kCacheSlot: the position of every slot is its rank in arrival order (0 = oldest), so slot order
 // does not matter (SlotOrder::kAny caches). Computed on the device from the original positions.
 torch::Tensor rotate_keys_by_rank(const torch::Tensor& K, const policies::LayerCache& cache, const Rope& rope) {
@@ -184,18 +197,17 @@ AttentionResult attend(const torch::Tensor& q_in, const policies::LayerCache& ca
   const policies::StatsRequest& want = request.stats;
   AttentionResult result;
   const torch::Tensor valid = cache.valid();  // [kvh, n] or undefined
+  result.output = split_k_output(request, q, K, V, valid);
   if (!want.any() || rows_apart(want, T)) {
-#ifdef KVBENCH_SPLIT_K_DECODE
-    if (request.path == AttentionPath::kSplitK && !request.logit_scale && cuda::split_k_decode_applies(q, K, V))
-      result.output = cuda::split_k_decode(q, K, V, valid);
-#endif
 #if TORCH_VERSION_MAJOR >= 2
     if (!result.output.defined() && can_fuse(request, cache)) result.output = fused_attention(q, K, V, cache.kv_heads());
 #endif
     if (!result.output.defined()) chunked_attention(q, K, V, valid, 0, {}, true, request.max_score_elements, result);
     if (want.any()) chunked_attention(q, K, V, valid, T - stats_rows(want, T), want, false, request.max_score_elements, result);
   } else {
-    chunked_attention(q, K, V, valid, 0, want, true, request.max_score_elements, result);
+    // Statistics over every query: one chunked pass gives them and the output, or them alone where
+    // the split-K kernel gave a decoding query's output (it reads V once, split over the keys).
+    chunked_attention(q, K, V, valid, 0, want, !result.output.defined(), request.max_score_elements, result);
   }
   finish_statistics(q, n, want, result.stats);
   return result;
