@@ -19,7 +19,8 @@ blocks included) is kept in the JSON too. kvbench runs as two processes (Full, t
 compressing policies), each loading the checkpoint once and printing a row as it finishes.
 By default Full also runs with kvbench's chunked matmul-softmax attention and its split-K decoding
 kernel beside the fused kernel (`--attention auto,chunked,split_k`), to show which decodes fastest
-at long contexts; each row's bandwidth bound is (weight bytes + the row's KV bytes) ÷ --bandwidth. Token ids are
+at long contexts; `--policy-attention auto,split_k` runs the other policies both ways too (a step
+with statistics: auto's chunked pass, or split-K's output beside the statistics-only pass); each row's bandwidth bound is (weight bytes + the row's KV bytes) ÷ --bandwidth. Token ids are
 synthetic (speed does not depend on them); the vocabulary of --tokenizer is irrelevant to the
 timing.
 """
@@ -221,19 +222,29 @@ def main():
                          "the matmul-softmax path; split_k, kvbench's split-K decoding kernel), comma-separated: Full "
                          "runs with each (the rows of all but the first go to 'kvbench_<kernel>'), the other policies "
                          "with the first")
+    ap.add_argument("--policy-attention", default=None,
+                    help="the kernels the other policies run with, comma-separated (default: the first of --attention); "
+                         "rows of all but the first go to 'kvbench_<kernel>' (auto,split_k: a decoding step's statistics "
+                         "from the chunked pass, its output from the split-K kernel, against auto's chunked pass)")
     ap.add_argument("--bandwidth", type=float, default=3.35e12,
                     help="the card's memory bandwidth in bytes/s for the bound column (H100 SXM: 3.35e12)")
     ap.add_argument("--print-cells", action="store_true",
                     help="print kvbench bench's --cell arguments for --policies, one per line, and stop "
                          "(gpu_check.sh --dry-run runs them on the CPU)")
     args = ap.parse_args()
-    kernels = args.attention.split(",")
-    if not kernels or any(k not in ("auto", "chunked", "split_k") for k in kernels):
-        ap.error(f"--attention: a comma-separated list of auto, chunked, split_k, got {args.attention!r}")
+    def kernel_list(option, text):
+        listed = text.split(",")
+        if any(k not in ("auto", "chunked", "split_k") for k in listed):
+            ap.error(f"{option}: a comma-separated list of auto, chunked, split_k, got {text!r}")
+        return listed
+    kernels = kernel_list("--attention", args.attention)
+    policy_kernels = kernel_list("--policy-attention", args.policy_attention) if args.policy_attention else kernels[:1]
+
+    def first_kernel(policy):  # the row's "kvbench" entry; the other kernels go beside it
+        return kernels[0] if policy == "full" else policy_kernels[0]
     if args.print_cells:
-        attention = kernels[0]
         for p in args.policies.split(","):
-            print(kvbench_cell(p, attention))
+            print(kvbench_cell(p, first_kernel(p)))
         return
     start = time.time()
     try:
@@ -266,7 +277,7 @@ def main():
     def kvbench_row(bench, result):
         c, p = bench["context"], bench["policy"]
         if (c, p) in rows:
-            beside = bench["attention"] != kernels[0]
+            beside = bench["attention"] != first_kernel(p)
             rows[(c, p)]["kvbench_" + bench["attention"] if beside else "kvbench"] = result
             if not beside and result.get("decode_tokens_per_s") is not None:
                 kv_bytes = result.get("kv_bytes_end") or c * KV_BYTES_PER_TOKEN
@@ -301,9 +312,8 @@ def main():
         torch.cuda.empty_cache()
     compressing = [p for p in policies if p != "full"]
     if compressing and in_time():
-        attention = kernels[0]
-        meta["kvbench_processes"].append(kvbench_run(args, contexts, [(p, attention) for p in compressing], kvbench_row,
-                                                     start + args.deadline))
+        cells = [(p, k) for p in compressing for k in policy_kernels]
+        meta["kvbench_processes"].append(kvbench_run(args, contexts, cells, kvbench_row, start + args.deadline))
         save()
     if presses is not None:
         for p in policies:
