@@ -20,7 +20,8 @@ compressing policies), each loading the checkpoint once and printing a row as it
 By default Full also runs with kvbench's chunked matmul-softmax attention and its split-K decoding
 kernel beside the fused kernel (`--attention auto,chunked,split_k`), to show which decodes fastest
 at long contexts; `--policy-attention auto,split_k` runs the other policies both ways too (a step
-with statistics: auto's chunked pass, or split-K's output beside the statistics-only pass); each row's bandwidth bound is (weight bytes + the row's KV bytes) ÷ --bandwidth. Token ids are
+with statistics: auto's chunked pass, or split-K's output beside the statistics-only pass). Each
+row's bandwidth bound is (weight bytes + the row's KV bytes) ÷ --bandwidth. Token ids are
 synthetic (speed does not depend on them); the vocabulary of --tokenizer is irrelevant to the
 timing.
 """

@@ -21,6 +21,7 @@ class CheckedPolicy : public Policy {
   std::string name() const override { return inner_->name(); }
   StatsRequest wants() const override { return inner_->wants(); }
   PositionMode position_mode() const override { return inner_->position_mode(); }
+  bool slot_order_free() const override { return inner_->slot_order_free(); }
   bool observes_only_to_compress() const override { return inner_->observes_only_to_compress(); }
   double logit_scale(int64_t n) const override { return inner_->logit_scale(n); }
   void begin(const SequenceInfo& info) override { inner_->begin(info); }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "budget_probe.hpp"
 #include "every_policy.hpp"
 #include "models/inference_session.hpp"
 #include "models/model_loader.hpp"
@@ -21,33 +22,19 @@
 namespace kvbench::policies {
 namespace {
 
-// Forwards every call to `inner`; with `declare` false it hides the declaration, so the runtime
-// observes every forward. Counts observe() calls per phase.
-class Observed : public Policy {
+// CheckedPolicy (forwarding every call) that, with `declare` false, hides the declaration, so the
+// runtime observes every forward. Counts observe() calls per phase.
+class Observed : public testing::CheckedPolicy {
  public:
-  Observed(std::unique_ptr<Policy> inner, bool declare) : inner_(std::move(inner)), declare_(declare) {}
-  std::string name() const override { return inner_->name(); }
-  StatsRequest wants() const override { return inner_->wants(); }
-  PositionMode position_mode() const override { return inner_->position_mode(); }
-  bool slot_order_free() const override { return inner_->slot_order_free(); }
-  bool observes_only_to_compress() const override { return declare_ && inner_->observes_only_to_compress(); }
-  double logit_scale(int64_t n) const override { return inner_->logit_scale(n); }
-  void begin(const SequenceInfo& info) override {
-    Policy::begin(info);
-    inner_->begin(info);
-  }
+  Observed(std::unique_ptr<Policy> inner, bool declare) : CheckedPolicy(std::move(inner)), declare_(declare) {}
+  bool observes_only_to_compress() const override { return declare_ && CheckedPolicy::observes_only_to_compress(); }
   void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase phase) override {
     ++observations[phase];
-    inner_->observe(layer, cache, stats, phase);
+    CheckedPolicy::observe(layer, cache, stats, phase);
   }
-  void compress(int64_t layer, LayerCache& cache, Phase phase) override { inner_->compress(layer, cache, phase); }
-  int64_t layer_budget(int64_t layer) const override { return inner_->layer_budget(layer); }
-  ContextRescoring* rescoring() override { return inner_->rescoring(); }
-  std::string query_delimiter() const override { return inner_->query_delimiter(); }
   std::map<Phase, int64_t> observations;
 
  private:
-  std::unique_ptr<Policy> inner_;
   bool declare_;
 };
 
