@@ -28,6 +28,7 @@ torch::Tensor InferenceSession::run(const std::vector<int64_t>& tokens, policies
   control.phase = phase;
   control.compress = compress && policy_ != nullptr;
   control.attention = options_.attention;
+  control.decode_graphs = options_.cuda_graphs;
   torch::Tensor logits = model_.forward(tokens, next_position_, cache_, control, all_logits);
   account(static_cast<int64_t>(tokens.size()));
   return logits;

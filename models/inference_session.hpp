@@ -22,6 +22,7 @@ struct SessionOptions {
   policies::Budget budget = policies::Budget::unlimited();
   uint64_t seed = 0;
   AttentionPath attention = AttentionPath::kAuto;  // models/attention_path.hpp
+  bool cuda_graphs = false;                        // CacheControl::decode_graphs
   // The model's tokenizer and chat template, for a policy that writes its scoring inputs as text
   // (policies/context_rescoring.hpp); null: none (such a policy then refuses).
   std::shared_ptr<const policies::PromptText> text;

@@ -67,7 +67,7 @@ torch::Tensor Rope::apply(const torch::Tensor& x, const torch::Tensor& positions
   return torch::cat({a * cos - b * sin, b * cos + a * sin}, -1).to(x.scalar_type());
 }
 
-std::pair<torch::Tensor, torch::Tensor> Rope::table(torch::Device device, int64_t bound) const {
+Rope::Table Rope::table(torch::Device device, int64_t bound) const {
   const int64_t hd = config_.head_dim, half = hd / 2;
   auto make = [&](int64_t length) {
     // The arithmetic of apply(): float32 angles position·inv_freq, computed on the target device.
@@ -130,6 +130,12 @@ torch::Tensor Rope::apply_tokens(const torch::Tensor& x, int64_t first) const {
   if (native(x)) return cpu::rotate(x, cos, sin, first, 0, config_.rope_style == RopeStyle::kInterleaved);
   return rotate(x, cos.narrow(0, first, T).unsqueeze(1), sin.narrow(0, first, T).unsqueeze(1));
 }
+
+torch::Tensor Rope::apply_tokens_at(const torch::Tensor& x, const torch::Tensor& positions, const Table& table) const {
+  return rotate(x, table.first.index_select(0, positions).unsqueeze(1), table.second.index_select(0, positions).unsqueeze(1));
+}
+
+bool Rope::has_table() const { return !dynamic(config_); }
 
 torch::Tensor Rope::apply_heads(const torch::Tensor& x, int64_t first) const {
   const int64_t n = x.size(1);

@@ -29,11 +29,20 @@ class Rope {
   // (dynamic NTK takes `bound` as the sequence length: the caller passes the ranks 0..bound−1).
   torch::Tensor apply_heads_at(const torch::Tensor& x, const torch::Tensor& positions, int64_t bound) const;
 
+  // cos and signed sin [length, head_dim] for positions 0..length-1 (length ≥ `bound`), laid out
+  // so that rotate(x) = x·cos + partner(x)·sin for both rope styles; kept and shared, replaced by
+  // a longer one when a larger bound is asked (a holder of the old one keeps it alive).
+  using Table = std::pair<torch::Tensor, torch::Tensor>;
+  Table table(torch::Device device, int64_t bound) const;
+  // False for dynamic NTK, which rescales every frequency with the sequence length.
+  bool has_table() const;
+  // x [T, heads, head_dim] (token-major) at positions (int64 [T] on x's device) read from `table`:
+  // no host work, no allocation outside the device, what a captured CUDA graph can replay
+  // (models/captured_pieces.hpp). The same values as apply_tokens.
+  torch::Tensor apply_tokens_at(const torch::Tensor& x, const torch::Tensor& positions, const Table& table) const;
+
  private:
   torch::Tensor inverse_frequencies(int64_t seq_len) const;
-  // cos and signed sin [length, head_dim] for positions 0..length-1 (length ≥ `bound`), laid out
-  // so that rotate(x) = x·cos + partner(x)·sin for both rope styles.
-  std::pair<torch::Tensor, torch::Tensor> table(torch::Device device, int64_t bound) const;
   torch::Tensor rotate(const torch::Tensor& x, const torch::Tensor& cos, const torch::Tensor& sin) const;
 
   struct Tables {

@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <atomic>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
 #include "models/attention.hpp"
+#include "models/captured_pieces.hpp"
 #include "models/cpu_kernels.hpp"
 #include "models/cpu_threads.hpp"
 #include "models/decode_batch.hpp"
@@ -91,10 +94,26 @@ torch::Tensor with_lora(const torch::Tensor& base, const torch::Tensor& x, const
 
 }  // namespace
 
+// The step's inputs live in buffers the graphs read: the token and its position ([1] int64 on the
+// device, filled before each step), each layer's attention output (copied in after the layer's
+// attention). Piece 0 is the embedding and layer 0's attention inputs; piece l+1 is layer l after
+// its attention and layer l+1's inputs (the last: the head's logits).
+struct Transformer::DecodeGraphs {
+  std::mutex mutex;
+  std::unique_ptr<CapturedPieces> pieces;
+  torch::Tensor token, position;
+  std::vector<torch::Tensor> attention;
+  Rope::Table table;  // held: the graphs read it where it lay at capture
+  int64_t table_positions = 0;
+  bool rotate_now = true;
+  const Transformer* owner = nullptr;  // the pieces call it: a copy of the model captures its own
+  std::atomic<int64_t> steps{0};
+};
+
 // q, k and v (and gate and up) are one matrix each, so a layer runs two input projections instead
 // of five; the separate weights become views into them (no second copy is kept).
 Transformer::Transformer(ModelConfig config, ModelWeights weights)
-    : config_(std::move(config)), weights_(std::move(weights)), rope_(config_) {
+    : config_(std::move(config)), weights_(std::move(weights)), rope_(config_), decode_graphs_(std::make_shared<DecodeGraphs>()) {
   const int64_t q_rows = config_.n_heads * config_.head_dim, kv_rows = config_.n_kv_heads * config_.head_dim;
   for (LayerWeights& w : weights_.layers) {
     FusedLayer f;
@@ -115,6 +134,8 @@ Transformer::Transformer(ModelConfig config, ModelWeights weights)
     fused_.push_back(std::move(f));
   }
 }
+
+int64_t Transformer::graphed_steps() const { return decode_graphs_->steps; }
 
 int64_t Transformer::parameter_count() const {
   int64_t total = weights_.embedding.numel() + weights_.final_norm.numel();
@@ -180,11 +201,6 @@ void Transformer::check_lora_shapes(const LoraAdapter& adapter) const {
 torch::Tensor Transformer::run_decoder(torch::Tensor x, const std::vector<int64_t>* tokens, int64_t first_position, policies::KVCache& cache,
                                   const CacheControl& control, bool all_logits, const LoraAdapter* adapter) const {
   const int64_t T = x.size(0);
-  const int64_t H = config_.n_heads, kvh = config_.n_kv_heads, hd = config_.head_dim;
-  const torch::Device dev = device();
-  // Positions are made on the device (token ids go there without waiting for it, below).
-  torch::Tensor positions = torch::arange(first_position, first_position + T, torch::TensorOptions().dtype(torch::kInt64).device(dev));
-
   AttentionRequest request;
   request.mode = cache.position_mode();
   request.path = control.attention;
@@ -200,67 +216,159 @@ torch::Tensor Transformer::run_decoder(torch::Tensor x, const std::vector<int64_
   }
   if (control.inspect) request.stats.merge(control.inspect_wants);
   const bool rotate_now = request.mode == policies::PositionMode::kOriginal;
+  const ForwardContext context{cache, control, request, observing, tokens, first_position + T};
 
-  for (int64_t l = 0; l < config_.n_layers; ++l) {
-    const LayerWeights& w = weights_.layers[l];
-    const FusedLayer& f = fused_[l];
-    torch::Tensor h = rms_norm(x, w.attn_norm, config_.norm_eps);
-    torch::Tensor qkv = project(h, f.wqkv, f.bqkv);
-    if (adapter) {
-      const int64_t q_rows = H * hd, kv_rows = kvh * hd;
-      qkv = torch::cat({with_lora(qkv.narrow(1, 0, q_rows), h, adapter, l, LoraTarget::kQ),
-                        with_lora(qkv.narrow(1, q_rows, kv_rows), h, adapter, l, LoraTarget::kK),
-                        with_lora(qkv.narrow(1, q_rows + kv_rows, kv_rows), h, adapter, l, LoraTarget::kV)}, 1);
-    }
-    qkv = qkv.view({T, H + 2 * kvh, hd});
-    // q and k rotate together (token-major [T, heads, hd]); kCacheSlot rotates at read time.
-    torch::Tensor qk = qkv.narrow(1, 0, H + kvh);
-    torch::Tensor projected_queries, projected_keys;
-    if (request.stats.projections) {
-      projected_queries = qk.narrow(1, 0, H).transpose(0, 1).to(torch::kFloat32);
-      projected_keys = qk.narrow(1, H, kvh).transpose(0, 1).to(torch::kFloat32);
-    }
-    if (w.q_norm.defined()) {  // qwen3: each head's q and k RMS-normalised over head_dim, before RoPE
-      qk = torch::cat({rms_norm(qk.narrow(1, 0, H), w.q_norm, config_.norm_eps),
-                       rms_norm(qk.narrow(1, H, kvh), w.k_norm, config_.norm_eps)}, 1);
-    }
-    torch::Tensor queries_before_rope;
-    if (request.stats.queries_before_rope) queries_before_rope = qk.narrow(1, 0, H).transpose(0, 1).to(torch::kFloat32);
-    if (rotate_now) qk = rope_.apply_tokens(qk, first_position);
-    torch::Tensor q = qk.narrow(1, 0, H).transpose(0, 1);   // [H, T, hd]
-    torch::Tensor k = qk.narrow(1, H, kvh).transpose(0, 1);  // [kvh, T, hd]
-    torch::Tensor v = qkv.narrow(1, H + kvh, kvh).transpose(0, 1);
-    policies::LayerCache& layer_cache = cache.layer(l);
-    policies::append_model_heads(layer_cache, k, v, positions);  // repeats for gqa: repeat
-    AttentionResult attn = attend(q, layer_cache, rope_, request);
-    if (control.inspect) control.inspect(l, layer_cache, attn.stats);
-    if (control.on_attention) control.on_attention(l, q, k, v, positions, attn.output);
-    if (observing) {
-      attn.stats.position_end = first_position + T;
-      attn.stats.tokens = tokens;
-      if (queries_before_rope.defined()) attn.stats.queries_before_rope = queries_before_rope;
-      if (projected_queries.defined()) attn.stats.projected_queries = projected_queries, attn.stats.projected_keys = projected_keys;
-      if (queries_before_rope.defined() || projected_queries.defined())
-        attn.stats.rotate = [this](const torch::Tensor& x, int64_t first) { return rope_.apply_heads(x, first); };
-      if (request.stats.output_projection) attn.stats.output_projection = w.wo;
-      if (request.stats.hidden_states) attn.stats.hidden_states = h;
-      control.policy->observe(l, layer_cache, attn.stats, control.phase);
-      if (control.compress) control.policy->compress(l, layer_cache, control.phase);
-    }
-    const torch::Tensor heads = attn.output.transpose(0, 1).reshape({T, H * hd});
-    x = adapter ? x + with_lora(project(heads, w.wo), heads, adapter, l, LoraTarget::kO) : project_add(x, heads, w.wo);
-    h = rms_norm(x, w.ffn_norm, config_.norm_eps);
-    torch::Tensor gate_up = project(h, f.w_gate_up);
-    const int64_t hidden = gate_up.size(1) / 2;
-    torch::Tensor gate = gate_up.narrow(1, 0, hidden), up = gate_up.narrow(1, hidden, hidden);
-    if (adapter) gate = with_lora(gate, h, adapter, l, LoraTarget::kGate), up = with_lora(up, h, adapter, l, LoraTarget::kUp);
-    torch::Tensor act = torch::silu(gate);
-    act.mul_(up);
-    x = adapter ? x + with_lora(project(act, w.w_down), act, adapter, l, LoraTarget::kDown) : project_add(x, act, w.w_down);
+  const policies::StatsRequest& wants = request.stats;
+  if (T == 1 && control.decode_graphs && tokens && !adapter && !control.on_attention && !wants.projections &&
+      !wants.queries_before_rope && !wants.hidden_states && (!rotate_now || rope_.has_table()) && !all_logits) {
+    torch::Tensor logits = graphed_step((*tokens)[0], first_position, context);
+    if (logits.defined()) return logits;
   }
-  if (!all_logits) x = x.narrow(0, T - 1, 1);
+  // Positions are made on the device (token ids go there without waiting for it, below).
+  const torch::Tensor positions =
+      torch::arange(first_position, first_position + T, torch::TensorOptions().dtype(torch::kInt64).device(device()));
+  Rotation rotate;
+  if (rotate_now) rotate = [&](const torch::Tensor& qk) { return rope_.apply_tokens(qk, first_position); };
+  for (int64_t l = 0; l < config_.n_layers; ++l) {
+    torch::Tensor attention;
+    {  // the layer's q/k/v and normed input are freed before its MLP's activations are made
+      const AttentionInputs in = attention_inputs(l, x, rotate, wants, adapter);
+      attention = attend_layer(l, in, positions, context);
+    }
+    x = after_attention(l, x, attention, adapter);
+  }
+  return head(x, all_logits);
+}
+
+Transformer::AttentionInputs Transformer::attention_inputs(int64_t l, const torch::Tensor& x, const Rotation& rotate,
+                                                           const policies::StatsRequest& wants, const LoraAdapter* adapter) const {
+  const int64_t T = x.size(0);
+  const int64_t H = config_.n_heads, kvh = config_.n_kv_heads, hd = config_.head_dim;
+  const LayerWeights& w = weights_.layers[l];
+  const FusedLayer& f = fused_[l];
+  AttentionInputs in;
+  in.h = rms_norm(x, w.attn_norm, config_.norm_eps);
+  torch::Tensor qkv = project(in.h, f.wqkv, f.bqkv);
+  if (adapter) {
+    const int64_t q_rows = H * hd, kv_rows = kvh * hd;
+    qkv = torch::cat({with_lora(qkv.narrow(1, 0, q_rows), in.h, adapter, l, LoraTarget::kQ),
+                      with_lora(qkv.narrow(1, q_rows, kv_rows), in.h, adapter, l, LoraTarget::kK),
+                      with_lora(qkv.narrow(1, q_rows + kv_rows, kv_rows), in.h, adapter, l, LoraTarget::kV)}, 1);
+  }
+  qkv = qkv.view({T, H + 2 * kvh, hd});
+  // q and k rotate together (token-major [T, heads, hd]); kCacheSlot rotates at read time.
+  torch::Tensor qk = qkv.narrow(1, 0, H + kvh);
+  if (wants.projections) {
+    in.projected_queries = qk.narrow(1, 0, H).transpose(0, 1).to(torch::kFloat32);
+    in.projected_keys = qk.narrow(1, H, kvh).transpose(0, 1).to(torch::kFloat32);
+  }
+  if (w.q_norm.defined()) {  // qwen3: each head's q and k RMS-normalised over head_dim, before RoPE
+    qk = torch::cat({rms_norm(qk.narrow(1, 0, H), w.q_norm, config_.norm_eps),
+                     rms_norm(qk.narrow(1, H, kvh), w.k_norm, config_.norm_eps)}, 1);
+  }
+  if (wants.queries_before_rope) in.queries_before_rope = qk.narrow(1, 0, H).transpose(0, 1).to(torch::kFloat32);
+  if (rotate) qk = rotate(qk);
+  in.q = qk.narrow(1, 0, H).transpose(0, 1);   // [H, T, hd]
+  in.k = qk.narrow(1, H, kvh).transpose(0, 1);  // [kvh, T, hd]
+  in.v = qkv.narrow(1, H + kvh, kvh).transpose(0, 1);
+  return in;
+}
+
+torch::Tensor Transformer::attend_layer(int64_t l, const AttentionInputs& in, const torch::Tensor& positions,
+                                        const ForwardContext& forward) const {
+  const CacheControl& control = forward.control;
+  const AttentionRequest& request = forward.request;
+  policies::LayerCache& layer_cache = forward.cache.layer(l);
+  policies::append_model_heads(layer_cache, in.k, in.v, positions);  // repeats for gqa: repeat
+  AttentionResult attn = attend(in.q, layer_cache, rope_, request);
+  if (control.inspect) control.inspect(l, layer_cache, attn.stats);
+  if (control.on_attention) control.on_attention(l, in.q, in.k, in.v, positions, attn.output);
+  if (forward.observing) {
+    attn.stats.position_end = forward.position_end;
+    attn.stats.tokens = forward.tokens;
+    if (in.queries_before_rope.defined()) attn.stats.queries_before_rope = in.queries_before_rope;
+    if (in.projected_queries.defined()) attn.stats.projected_queries = in.projected_queries, attn.stats.projected_keys = in.projected_keys;
+    if (in.queries_before_rope.defined() || in.projected_queries.defined())
+      attn.stats.rotate = [this](const torch::Tensor& x, int64_t first) { return rope_.apply_heads(x, first); };
+    if (request.stats.output_projection) attn.stats.output_projection = weights_.layers[l].wo;
+    if (request.stats.hidden_states) attn.stats.hidden_states = in.h;
+    control.policy->observe(l, layer_cache, attn.stats, control.phase);
+    if (control.compress) control.policy->compress(l, layer_cache, control.phase);
+  }
+  return attn.output;
+}
+
+torch::Tensor Transformer::after_attention(int64_t l, const torch::Tensor& x, const torch::Tensor& attention,
+                                           const LoraAdapter* adapter) const {
+  const LayerWeights& w = weights_.layers[l];
+  const int64_t T = x.size(0);
+  const torch::Tensor heads = attention.transpose(0, 1).reshape({T, config_.n_heads * config_.head_dim});
+  torch::Tensor out = adapter ? x + with_lora(project(heads, w.wo), heads, adapter, l, LoraTarget::kO) : project_add(x, heads, w.wo);
+  const torch::Tensor h = rms_norm(out, w.ffn_norm, config_.norm_eps);
+  const torch::Tensor gate_up = project(h, fused_[l].w_gate_up);
+  const int64_t hidden = gate_up.size(1) / 2;
+  torch::Tensor gate = gate_up.narrow(1, 0, hidden), up = gate_up.narrow(1, hidden, hidden);
+  if (adapter) gate = with_lora(gate, h, adapter, l, LoraTarget::kGate), up = with_lora(up, h, adapter, l, LoraTarget::kUp);
+  torch::Tensor act = torch::silu(gate);
+  act.mul_(up);
+  return adapter ? out + with_lora(project(act, w.w_down), act, adapter, l, LoraTarget::kDown) : project_add(out, act, w.w_down);
+}
+
+torch::Tensor Transformer::head(torch::Tensor x, bool all_logits) const {
+  if (!all_logits) x = x.narrow(0, x.size(0) - 1, 1);
   x = rms_norm(x, weights_.final_norm, config_.norm_eps);
   return project(x, weights_.lm_head).to(torch::kFloat32);
+}
+
+void Transformer::capture_decode_graphs(DecodeGraphs& g, int64_t position, bool rotate_now) const {
+  const torch::TensorOptions ids = torch::TensorOptions().dtype(torch::kInt64).device(device());
+  g.pieces.reset();  // frees the old graphs before the new ones take memory
+  g.token = torch::zeros({1}, ids);
+  g.position = torch::full({1}, position, ids);
+  g.attention.clear();
+  for (int64_t l = 0; l < config_.n_layers; ++l)
+    g.attention.push_back(torch::zeros({config_.n_heads, 1, config_.head_dim}, torch::TensorOptions().dtype(dtype()).device(device())));
+  g.rotate_now = rotate_now;
+  g.owner = this;
+  Rotation rotate;
+  if (rotate_now) {
+    g.table = rope_.table(device(), position + 1);
+    g.table_positions = g.table.first.size(0);
+    rotate = [this, &g](const torch::Tensor& qk) { return rope_.apply_tokens_at(qk, g.position, g.table); };
+  }
+  auto inputs_of = [this, rotate](int64_t l, const torch::Tensor& x) {
+    const AttentionInputs in = attention_inputs(l, x, rotate, {}, nullptr);
+    return std::vector<torch::Tensor>{x, in.q, in.k, in.v};
+  };
+  g.pieces = std::make_unique<CapturedPieces>(device());
+  g.pieces->add([this, &g, inputs_of] { return inputs_of(0, weights_.embedding.index_select(0, g.token)); });
+  for (int64_t l = 0; l < config_.n_layers; ++l) {
+    g.pieces->add([this, &g, inputs_of, l] {
+      const torch::Tensor x = after_attention(l, g.pieces->outputs(l)[0], g.attention[l], nullptr);
+      if (l + 1 < config_.n_layers) return inputs_of(l + 1, x);
+      return std::vector<torch::Tensor>{head(x, false)};
+    });
+  }
+}
+
+torch::Tensor Transformer::graphed_step(int64_t token, int64_t position, const ForwardContext& forward) const {
+  DecodeGraphs& g = *decode_graphs_;
+  std::unique_lock<std::mutex> lock(g.mutex, std::try_to_lock);
+  if (!lock.owns_lock()) return {};
+  const bool rotate_now = forward.request.mode == policies::PositionMode::kOriginal;
+  if (!g.pieces || g.owner != this || g.rotate_now != rotate_now || (rotate_now && position >= g.table_positions))
+    capture_decode_graphs(g, position, rotate_now);
+  ++g.steps;
+  g.token.fill_(token);
+  g.position.fill_(position);
+  AttentionInputs in;
+  for (int64_t l = 0; l < config_.n_layers; ++l) {
+    const std::vector<torch::Tensor>& piece = g.pieces->run(l);
+    in.q = piece[1], in.k = piece[2], in.v = piece[3];
+    g.attention[l].copy_(attend_layer(l, in, g.position, forward));
+  }
+  // A copy: the next step's replay rewrites the captured logits.
+  return g.pieces->run(config_.n_layers)[0].clone();
 }
 
 void require_finite_logits(const Transformer& model, const torch::Tensor& logits) {

@@ -3,8 +3,11 @@
 // tied or separate LM head. One forward consumes T new tokens and appends their K/V to the cache.
 #include <torch/torch.h>
 
+#include <functional>
+#include <memory>
 #include <vector>
 
+#include "models/attention.hpp"
 #include "models/attention_path.hpp"
 #include "models/model_config.hpp"
 #include "models/model_weights.hpp"
@@ -31,6 +34,11 @@ struct CacheControl {
   std::function<void(int64_t layer, const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v,
                      const torch::Tensor& positions, const torch::Tensor& output)>
       on_attention;
+  // A one-token forward on CUDA replays its dense work as CUDA graphs (models/captured_pieces.hpp)
+  // where nothing in it is asked for beyond the attention's statistics (no on_attention, no
+  // projections, pre-RoPE queries or hidden states; not dynamic NTK). The same kernels: the same
+  // logits. Elsewhere the same pieces run uncaptured (what the CPU tests check).
+  bool decode_graphs = false;
 };
 
 class Transformer {
@@ -42,6 +50,9 @@ class Transformer {
   torch::ScalarType dtype() const { return weights_.embedding.scalar_type(); }
   int64_t parameter_count() const;
   const Rope& rope() const { return rope_; }
+  // How many one-token forwards took the graphed pieces (CacheControl::decode_graphs) so far: a
+  // step that asks for them and gets the plain forward is visible.
+  int64_t graphed_steps() const;
 
   // An empty cache shaped for this model.
   policies::KVCache make_cache(policies::PositionMode mode) const;
@@ -63,6 +74,41 @@ class Transformer {
   // Throws ModelLoadError naming the adapter's tensor whose shape does not fit its projection.
   void check_lora_shapes(const LoraAdapter& adapter) const;
 
+  // A layer's work before its attention on the rows x [T, dim]: the normed input h, the queries
+  // [H, T, hd] and new keys and values [kvh, T, hd] (q and k rotated by `rotate` when set), and
+  // the extras `wants` asks for.
+  struct AttentionInputs {
+    torch::Tensor h, q, k, v, projected_queries, projected_keys, queries_before_rope;
+  };
+  using Rotation = std::function<torch::Tensor(const torch::Tensor&)>;
+  AttentionInputs attention_inputs(int64_t layer, const torch::Tensor& x, const Rotation& rotate,
+                                   const policies::StatsRequest& wants, const LoraAdapter* adapter) const;
+  // What one forward's attentions share: the cache, the policy's part, the statistics asked.
+  struct ForwardContext {
+    policies::KVCache& cache;
+    const CacheControl& control;
+    const AttentionRequest& request;
+    bool observing;  // the policy observes (and may compress) this forward
+    const std::vector<int64_t>* tokens;
+    int64_t position_end;  // one past the forward's last position
+  };
+  // Appends the layer's new keys and values, attends, and lets the hooks and the policy see it
+  // (the policy may compress the layer). Returns the attention output [H, T, hd].
+  torch::Tensor attend_layer(int64_t layer, const AttentionInputs& in, const torch::Tensor& positions,
+                             const ForwardContext& forward) const;
+  // x + the layer's output projection of `attention` [H, T, hd], then its MLP with its residual.
+  torch::Tensor after_attention(int64_t layer, const torch::Tensor& x, const torch::Tensor& attention,
+                                const LoraAdapter* adapter) const;
+  // The final norm and the LM head: [T, vocab] float32, or [1, vocab] for the last row.
+  torch::Tensor head(torch::Tensor x, bool all_logits) const;
+
+  // A one-token forward as CUDA graphs (CacheControl::decode_graphs); an undefined tensor when
+  // another forward holds the graphs (the caller then runs the plain forward).
+  struct DecodeGraphs;
+  torch::Tensor graphed_step(int64_t token, int64_t position, const ForwardContext& forward) const;
+  // (Re)captures the pieces for a step at `position` with `rotate_now` (kOriginal positions).
+  void capture_decode_graphs(DecodeGraphs& graphs, int64_t position, bool rotate_now) const;
+
   struct FusedLayer {
     torch::Tensor wqkv;       // [(n_heads + 2·n_kv_heads)·head_dim, dim]
     torch::Tensor bqkv;       // qwen2 only
@@ -73,6 +119,7 @@ class Transformer {
   ModelWeights weights_;
   std::vector<FusedLayer> fused_;
   Rope rope_;
+  std::shared_ptr<DecodeGraphs> decode_graphs_;  // empty until the first graphed step captures them
 };
 
 // Throws ModelLoadError naming the model (config.origin) when `logits` hold NaN or infinity:

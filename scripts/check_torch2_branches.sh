@@ -2,7 +2,8 @@
 # Compiles (syntax and types only) the code that only a libtorch 2.x (CUDA) build sees: the
 # `#if TORCH_VERSION_MAJOR >= 2` branches (fused SDPA attention, 2.0–2.4 and 2.5+), the CUDA
 # tests' synchronisation-debug block and split-K tests, the CUDA allocator statistics
-# (models/device_memory.cpp) and the split-K kernel's wrapper and its use in attention
+# (models/device_memory.cpp), the CUDA graphs of a decoding step (models/captured_pieces.cpp) and
+# the split-K kernel's wrapper and its use in attention
 # (KVBENCH_SPLIT_K_DECODE), against the 1.13 headers here with a stand-in 2.x version header
 # (tests/fixtures/torch2_standin); the kernel itself (models/cuda/split_k_decode.cu) with nvcc, for
 # the H100 (sm_90), to an object file. A GPU lease is short and rare: a typo in those branches
@@ -35,6 +36,8 @@ if [[ -f /usr/local/cuda/include/cuda_runtime_api.h ]]; then
   else
     echo "models/cuda/split_k_decode.cu: skipped (no /usr/local/cuda/bin/nvcc)"
   fi
+  g++ "${flags[@]}" -DKVBENCH_STANDIN_MINOR=11 -DKVBENCH_CUDA_GRAPHS=1 -I/usr/local/cuda/include models/captured_pieces.cpp
+  echo "models/captured_pieces.cpp: the CUDA graphs branch compiles"
   g++ "${flags[@]}" -DKVBENCH_STANDIN_MINOR=11 -DKVBENCH_C10_CUDA=1 -I/usr/local/cuda/include models/device_memory.cpp
   echo "models/device_memory.cpp: the CUDA allocator branch compiles"
 else

@@ -10,6 +10,7 @@
 #endif
 
 #include "models/attention.hpp"
+#include "models/captured_pieces.hpp"
 #ifdef KVBENCH_SPLIT_K_DECODE
 #include "models/cuda/split_k_decode.hpp"
 #endif
@@ -142,6 +143,67 @@ TEST_F(Cuda, DecodeStepsNeverSynchronise) {
   }
 #else
   GTEST_SKIP() << "needs libtorch 2.x built with CUDA (c10/cuda/CUDAFunctions.h)";
+#endif
+}
+
+// A decoding step's dense work as CUDA graphs (SessionOptions::cuda_graphs): captured at the first
+// step, replayed after, between the attentions that run as they are. The same kernels as the plain
+// step, so the same logits bit for bit, in float32 and bf16, for the full cache and for policies
+// evicting every step (StreamingLLM by slot rank, H2O and TOVA from statistics) or once (SnapKV),
+// on the fused kernel and on split-K; and a replayed step does not synchronise.
+TEST_F(Cuda, DecodeGraphsGiveThePlainStepsLogits) {
+  if (!CapturedPieces::captures(torch::Device(torch::kCUDA))) GTEST_SKIP() << "this build has no CUDA graphs";
+  std::vector<int64_t> tokens{1};
+  for (int i = 0; i < 200; ++i) tokens.push_back(3 + (i * 37) % 500);
+  std::vector<AttentionPath> paths{AttentionPath::kAuto};
+#ifdef KVBENCH_SPLIT_K_DECODE
+  paths.push_back(AttentionPath::kSplitK);
+#endif
+  for (auto dtype : {torch::kFloat32, torch::kBFloat16}) {
+    Transformer gpu(loaded_.config, to_device(loaded_.weights, torch::kCUDA, dtype));
+    for (const std::string name : {"full", "streaming_llm", "h2o", "tova", "snapkv"}) {
+      for (AttentionPath path : paths) {
+        SCOPED_TRACE(name + (dtype == torch::kFloat32 ? " float32 " : " bfloat16 ") + attention_path_name(path));
+        std::vector<torch::Tensor> logits;
+        for (bool graphs : {false, true}) {
+          auto policy = policies::make_policy(name);
+          SessionOptions options;
+          options.attention = path;
+          options.cuda_graphs = graphs;
+          if (name != "full") {
+            options.protocol = name == "snapkv" ? Protocol::kOneShot : Protocol::kDecode;
+            options.budget = policies::Budget::tokens(48);
+          }
+          InferenceSession session(gpu, policy.get(), options);
+          torch::Tensor l = session.prefill(tokens);
+          std::vector<torch::Tensor> steps;
+          const int64_t graphed_before = gpu.graphed_steps();
+          for (int s = 0; s < 24; ++s) {
+            l = session.step(l.reshape({-1}).argmax().item<int64_t>());
+            steps.push_back(l.cpu());
+          }
+          EXPECT_EQ(gpu.graphed_steps() - graphed_before, graphs ? 24 : 0);
+          logits.push_back(torch::cat(steps));
+        }
+        EXPECT_TRUE(torch::equal(logits[0], logits[1])) << "largest difference " << (logits[0] - logits[1]).abs().max().item<double>();
+      }
+    }
+  }
+#ifdef KVBENCH_SYNC_DEBUG
+  Transformer gpu(loaded_.config, to_device(loaded_.weights, torch::kCUDA, torch::kBFloat16));
+  SessionOptions options;
+  options.cuda_graphs = true;
+  InferenceSession session(gpu, nullptr, options);
+  torch::Tensor logits = session.prefill(tokens);
+  logits = session.step(7);  // captures
+  torch::cuda::synchronize();
+  c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_ERROR);
+  try {
+    for (int s = 0; s < 8; ++s) logits = session.step(3 + (s * 11) % 500);
+  } catch (const c10::Error& e) {
+    ADD_FAILURE() << "a replayed step synchronised: " << e.what();
+  }
+  c10::cuda::warning_state().set_sync_debug_mode(c10::cuda::SyncDebugMode::L_DISABLED);
 #endif
 }
 
