@@ -3,12 +3,14 @@
 #include <stdexcept>
 
 #include "datasets/json_parse.hpp"
+#include "models/captured_pieces.hpp"
 #include "models/device_options.hpp"
 
 namespace kvbench::harness {
-namespace {
 
-constexpr const char* kKeys = "policy, policy_params, budget, protocol, block, attention";
+const char* const kBenchCellKeys = "policy, policy_params, budget, protocol, block, attention, cuda_graphs";
+
+namespace {
 
 std::string text_field(const nlohmann::json& value, const std::string& key) {
   if (!value.is_string()) throw std::invalid_argument("\"" + key + "\" must be a string, got " + value.dump());
@@ -44,8 +46,11 @@ BenchCell parse_cell(const std::string& spec, const BenchCell& defaults) {
       policy.block = value.get<int64_t>();
     } else if (key == "attention") {
       cell.attention = models::parse_attention_path(text_field(value, key));
+    } else if (key == "cuda_graphs") {
+      if (!value.is_boolean()) throw std::invalid_argument("\"cuda_graphs\" must be true or false, got " + value.dump());
+      cell.cuda_graphs = value.get<bool>();
     } else {
-      throw std::invalid_argument("unknown key \"" + key + "\" (a cell takes " + kKeys + ")");
+      throw std::invalid_argument("unknown key \"" + key + "\" (a cell takes " + kBenchCellKeys + ")");
     }
   }
   return cell;
@@ -83,6 +88,15 @@ void check_attention_path(models::AttentionPath path, const std::string& device)
                                 "a CUDA compiler: scripts/cuda_build.sh)");
   if (!models::parse_device(device).is_cuda())
     throw std::invalid_argument("attention \"split_k\" runs on CUDA only, and the device is \"" + device + "\"");
+}
+
+void check_cuda_graphs(bool cuda_graphs, const std::string& device) {
+  if (!cuda_graphs) return;
+  const torch::Device parsed = models::parse_device(device);
+  if (!parsed.is_cuda()) throw std::invalid_argument("CUDA graphs run on CUDA only, and the device is \"" + device + "\"");
+  if (!models::CapturedPieces::captures(parsed))
+    throw std::invalid_argument("CUDA graphs: this build has none (it needs a CUDA libtorch with at::cuda::CUDAGraph: "
+                                "scripts/cuda_build.sh)");
 }
 
 }  // namespace kvbench::harness

@@ -63,6 +63,7 @@ struct BenchArgs {
   int runs = 3;
   int warmup = 0;
   std::string attention = "auto";
+  bool cuda_graphs = false;
   int threads = 0;
   bool json = false;
   bool programs = false;
@@ -73,6 +74,7 @@ struct BenchArgs {
 struct Run {
   double prefill_tps = 0, decode_tps = 0, policy_us_per_step = 0, step_us = 0;
   int64_t peak_bytes = 0, end_bytes = 0, allocated_peak_bytes = 0, max_len = 0, budget = 0;
+  int64_t graphed_steps = 0;  // decode steps that replayed CUDA graphs (a cell may ask and not get them)
 };
 
 // One row of the table: a cell at one context, the median of its runs, or why it failed (a cell
@@ -106,6 +108,7 @@ Run run_once(const LoadedRuntime& rt, const BenchCell& cell, int64_t context, co
   policies::TimedPolicy policy(*inner);
   models::SessionOptions options = session_options(cell.policy, rt);
   options.attention = cell.attention;
+  options.cuda_graphs = cell.cuda_graphs;
   models::InferenceSession session(model, &policy, options);
   const std::vector<int64_t> prompt = synthetic_tokens(context, model.config().vocab_size);
   using clock = std::chrono::steady_clock;
@@ -113,6 +116,7 @@ Run run_once(const LoadedRuntime& rt, const BenchCell& cell, int64_t context, co
   torch::Tensor logits = session.prefill(prompt);
   int64_t next = logits.reshape({-1}).argmax().item<int64_t>();  // waits for the device
   auto t1 = clock::now();
+  const int64_t graphed_before = model.graphed_steps();
   policy.reset();
   std::unique_ptr<models::OpTrace> profile;
   if (!trace.empty()) profile = std::make_unique<models::OpTrace>(trace);
@@ -135,6 +139,7 @@ Run run_once(const LoadedRuntime& rt, const BenchCell& cell, int64_t context, co
   r.allocated_peak_bytes = session.peak_allocated_bytes();
   r.max_len = session.max_cache_len();
   r.budget = session.budget_tokens();
+  r.graphed_steps = model.graphed_steps() - graphed_before;
   return r;
 }
 
@@ -213,7 +218,8 @@ nlohmann::json row_json(const Row& row, const LoadedRuntime& rt, const BenchArgs
                       {"load_s", load_s},
                       {"runs", args.runs},
                       {"warmup", args.warmup},
-                      {"attention", models::attention_path_name(row.cell.attention)}};
+                      {"attention", models::attention_path_name(row.cell.attention)},
+                      {"cuda_graphs", row.cell.cuda_graphs}};
   if (!row.error.empty()) {
     j["error"] = row.error;
     return j;
@@ -229,6 +235,7 @@ nlohmann::json row_json(const Row& row, const LoadedRuntime& rt, const BenchArgs
             {"kv_bytes_end", r.end_bytes},
             {"kv_bytes_allocated_peak", r.allocated_peak_bytes},
             {"max_cache_len", r.max_len},
+            {"graphed_decode_steps", r.graphed_steps},
             // As torch.cuda.max_memory_allocated / max_memory_reserved; null off CUDA.
             {"device_peak_allocated_bytes", row.device_peak ? nlohmann::json(row.device_peak->allocated_bytes) : nullptr},
             {"device_peak_reserved_bytes", row.device_peak ? nlohmann::json(row.device_peak->reserved_bytes) : nullptr}});
@@ -257,7 +264,8 @@ void print_table_row(const Row& row, bool device_memory, bool decoded) {
   const PolicyOptions& policy = row.cell.policy;
   const bool own_kernel = row.cell.attention != models::AttentionPath::kAuto;
   line << "| " << row.context << " | " << policy.policy << (policy.params == "{}" ? "" : " " + policy.params)
-       << (own_kernel ? ", " + models::attention_path_name(row.cell.attention) + " attention" : "") << " | "
+       << (own_kernel ? ", " + models::attention_path_name(row.cell.attention) + " attention" : "")
+       << (row.cell.cuda_graphs ? ", CUDA graphs" : "") << " | "
        << policy.budget;
   if (!row.error.empty()) {
     std::string error = row.error.substr(0, row.error.find('\n'));  // a table row is one line
@@ -293,8 +301,11 @@ int run_summary(const BenchArgs& args) {
   if (args.runs < 1) throw std::invalid_argument("--runs must be at least 1");
   if (args.warmup < 0) throw std::invalid_argument("--warmup must be >= 0");
   const std::vector<BenchCell> cells =
-      parse_bench_cells(args.cells, BenchCell{args.policy, models::parse_attention_path(args.attention)});
-  for (const BenchCell& cell : cells) check_attention_path(cell.attention, args.model.device);
+      parse_bench_cells(args.cells, BenchCell{args.policy, models::parse_attention_path(args.attention), args.cuda_graphs});
+  for (const BenchCell& cell : cells) {
+    check_attention_path(cell.attention, args.model.device);
+    check_cuda_graphs(cell.cuda_graphs, args.model.device);
+  }
   if (!args.trace.empty() && cells.size() * args.contexts.size() != 1)
     throw std::invalid_argument("--trace records one cell at one context; this command has " +
                                 std::to_string(cells.size() * args.contexts.size()));
@@ -342,7 +353,7 @@ const CommandRegistration bench_registration(
       // a value in brackets at its commas ('[1,2]' reached the parser as "1" and "2").
       app.add_option("--cell", args->cells,
                      "a row's policy as a JSON object, e.g. '{\"policy\": \"snapkv\", \"budget\": 1024, \"protocol\": "
-                     "\"oneshot\"}' (keys policy, policy_params, budget, protocol, block, attention; the others "
+                     "\"oneshot\"}' (keys " + std::string(kBenchCellKeys) + "; the others "
                      "come from the options above); repeat for more rows, each run at every --context")
           ->allow_extra_args(false);
       app.add_option("--context", args->contexts, "prompt tokens (synthetic ids); several, comma-separated, give a row each")
@@ -360,6 +371,9 @@ const CommandRegistration bench_registration(
                      "through kvbench's split-K kernel, the statistics a policy wants from the chunked pass; a CUDA build only)")
           ->capture_default_str()
           ->check(CLI::IsMember(models::attention_path_names()));
+      app.add_flag("--cuda-graphs", args->cuda_graphs,
+                   "decoding steps replay their dense work (everything but the KV append and the attention) as "
+                   "CUDA graphs, one launch per layer instead of ~30 (CUDA builds only; the same kernels, the same tokens)");
       app.add_option("--threads", args->threads,
                      "threads for the BLAS products, one for elementwise ops (models/cpu_threads.hpp; 0 = libtorch's "
                      "default, OMP_NUM_THREADS or the physical cores, as every command)")

@@ -35,13 +35,14 @@ python3 scripts/gpu_compare_hf.py --kvbench none --tokenizer none --workdir /tmp
 checkpoint=$!
 
 log "building kvbench and test_models"
-kernels=()  # gpu_compare_hf.py's default: Full with auto, chunked and split_k
+kernels=()  # gpu_compare_hf.py's default: Full with auto, auto+graphs, split_k+graphs, split_k, chunked
 if ! scripts/cuda_build.sh build-cuda kvbench test_models > "$out/build.log" 2>&1; then
-  # The split-K kernel is the newest CUDA code: without it the lease still measures the rest.
+  # The split-K kernel and the CUDA graphs are the newest CUDA code: without them the lease still
+  # measures the rest.
   grep -E 'error|Error' "$out/build.log" | head -20
-  log "build failed: again without the split-K kernel (build.log kept as build_split_k.log)"
+  log "build failed: again without the split-K kernel and CUDA graphs (build.log kept as build_split_k.log)"
   mv "$out/build.log" "$out/build_split_k.log"
-  if ! KVBENCH_CMAKE_ARGS=-DKVBENCH_SPLIT_K=OFF scripts/cuda_build.sh build-cuda kvbench test_models > "$out/build.log" 2>&1; then
+  if ! KVBENCH_CMAKE_ARGS="-DKVBENCH_SPLIT_K=OFF -DKVBENCH_CUDA_GRAPHS=OFF" scripts/cuda_build.sh build-cuda kvbench test_models > "$out/build.log" 2>&1; then
     grep -E 'error|Error' "$out/build.log" | head -40; tail -20 "$out/build.log"; exit 1
   fi
   kernels=(--attention auto,chunked)

@@ -17,10 +17,12 @@ and the same counter of libtorch's allocator for kvbench, per row (`bench` repor
 device_peak_allocated_bytes); the kvbench process's `nvidia-smi` peak (CUDA context and cached
 blocks included) is kept in the JSON too. kvbench runs as two processes (Full, then the
 compressing policies), each loading the checkpoint once and printing a row as it finishes.
-By default Full also runs with kvbench's chunked matmul-softmax attention and its split-K decoding
-kernel beside the fused kernel (`--attention auto,chunked,split_k`), to show which decodes fastest
-at long contexts; `--policy-attention auto,split_k` runs the other policies both ways too (a step
-with statistics: auto's chunked pass, or split-K's output beside the statistics-only pass). Each
+By default Full also runs with its decoding steps as CUDA graphs (`+graphs`: bench's
+`cuda_graphs`, the dense work between the attentions replayed, one launch per layer), with
+kvbench's split-K decoding kernel, and with the chunked matmul-softmax attention, beside the fused
+kernel (`--attention auto,auto+graphs,split_k+graphs,split_k,chunked`), to show which decodes
+fastest; `--policy-attention auto,split_k` runs the other policies both ways too (a step with
+statistics: auto's chunked pass, or split-K's output beside the statistics-only pass). Each
 row's bandwidth bound is (weight bytes + the row's KV bytes) ÷ --bandwidth. Token ids are
 synthetic (speed does not depend on them); the vocabulary of --tokenizer is irrelevant to the
 timing.
@@ -135,11 +137,23 @@ def gpu_memory_of(pid):
     return 0
 
 
-def kvbench_cell(policy, attention):
+KERNELS = ("auto", "chunked", "split_k")
+
+
+def variant_name(attention, graphs):
+    """A kvbench variant as --attention lists it: the attention kernel, "+graphs" for CUDA graphs."""
+    return attention + ("+graphs" if graphs else "")
+
+
+def kvbench_cell(policy, variant):
     budget = "full" if policy == "full" else BUDGET
     # One-shot policies compress the prompt (kvpress's presses among them); the others evict while decoding.
     protocol = "oneshot" if policy in ("snapkv", "pyramidkv", "adakv") or policy.startswith("kvpress:") else "decode"
-    return json.dumps({"policy": policy, "budget": budget, "protocol": protocol, "attention": attention})
+    attention, _, graphs = variant.partition("+")
+    cell = {"policy": policy, "budget": budget, "protocol": protocol, "attention": attention}
+    if graphs:
+        cell["cuda_graphs"] = True
+    return json.dumps(cell)
 
 
 def kvbench_run(args, contexts, cells, on_row, deadline):
@@ -190,8 +204,8 @@ def print_table(meta, rows):
     print(f"{meta['gpu']}, torch {meta['torch']}, transformers {meta['transformers']}, kvpress {meta['kvpress']}")
     print("| context | policy | kvbench prefill tok/s | HF prefill tok/s | kvbench decode tok/s | HF decode tok/s |"
           " kvbench peak GiB | HF peak GiB | kvbench chunked prefill / decode tok/s | kvbench split-K decode tok/s |"
-          " bound tok/s |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|")
+          " kvbench graphs decode tok/s (fused / split-K) | bound tok/s |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 
     def cell(r, key, scale=1.0, fmt="{:.0f}"):
         return fmt.format(r[key] / scale) if r.get(key) is not None else r.get("error", "-")[:40]
@@ -199,11 +213,12 @@ def print_table(meta, rows):
         k, h = r.get("kvbench", {"error": "not run"}), r.get("transformers", {"error": "not run"})
         ch = r.get("kvbench_chunked", {"error": "-"})
         sk = r.get("kvbench_split_k", {"error": "-"})
+        ag, sg = r.get("kvbench_auto+graphs", {"error": "-"}), r.get("kvbench_split_k+graphs", {"error": "-"})
         print(f"| {r['context']} | {r['policy']} | {cell(k, 'prefill_tokens_per_s')} | {cell(h, 'prefill_tokens_per_s')} | "
               f"{cell(k, 'decode_tokens_per_s')} | {cell(h, 'decode_tokens_per_s')} | "
               f"{cell(k, 'peak_bytes', 2**30, '{:.1f}')} | {cell(h, 'peak_bytes', 2**30, '{:.1f}')} | "
               f"{cell(ch, 'prefill_tokens_per_s')} / {cell(ch, 'decode_tokens_per_s')} | {cell(sk, 'decode_tokens_per_s')} | "
-              f"{cell(r, 'bound_tokens_per_s')} |")
+              f"{cell(ag, 'decode_tokens_per_s')} / {cell(sg, 'decode_tokens_per_s')} | {cell(r, 'bound_tokens_per_s')} |")
 
 
 def main():
@@ -218,15 +233,16 @@ def main():
                     help="seconds from the start after which no new run begins (a short device lease); "
                          "the JSON is rewritten after every run, so what finished is kept")
     ap.add_argument("--checkpoint-only", action="store_true", help="write the checkpoint and stop")
-    ap.add_argument("--attention", default="auto,chunked,split_k",
-                    help="kvbench's attention kernels (bench --attention: auto, the fused kernel where it can; chunked, "
-                         "the matmul-softmax path; split_k, kvbench's split-K decoding kernel), comma-separated: Full "
-                         "runs with each (the rows of all but the first go to 'kvbench_<kernel>'), the other policies "
-                         "with the first")
+    ap.add_argument("--attention", default="auto,auto+graphs,split_k+graphs,split_k,chunked",
+                    help="kvbench's variants: an attention kernel (bench --attention: auto, the fused kernel where it can; "
+                         "chunked, the matmul-softmax path; split_k, kvbench's split-K decoding kernel), '+graphs' for "
+                         "decoding steps as CUDA graphs (bench --cuda-graphs), comma-separated: Full runs with each (the "
+                         "rows of all but the first go to 'kvbench_<variant>'), the other policies with the first")
     ap.add_argument("--policy-attention", default=None,
-                    help="the kernels the other policies run with, comma-separated (default: the first of --attention); "
-                         "rows of all but the first go to 'kvbench_<kernel>' (auto,split_k: a decoding step's statistics "
-                         "from the chunked pass, its output from the split-K kernel, against auto's chunked pass)")
+                    help="the variants the other policies run with, comma-separated (default: the first of --attention); "
+                         "rows of all but the first go to 'kvbench_<variant>' (auto,split_k: a decoding step's statistics "
+                         "from the chunked pass, its output from the split-K kernel, against auto's chunked pass; "
+                         "auto,auto+graphs: each policy's steps with and without CUDA graphs)")
     ap.add_argument("--bandwidth", type=float, default=3.35e12,
                     help="the card's memory bandwidth in bytes/s for the bound column (H100 SXM: 3.35e12)")
     ap.add_argument("--print-cells", action="store_true",
@@ -235,8 +251,8 @@ def main():
     args = ap.parse_args()
     def kernel_list(option, text):
         listed = text.split(",")
-        if any(k not in ("auto", "chunked", "split_k") for k in listed):
-            ap.error(f"{option}: a comma-separated list of auto, chunked, split_k, got {text!r}")
+        if any(k.partition("+")[0] not in KERNELS or k.partition("+")[2] not in ("", "graphs") for k in listed):
+            ap.error(f"{option}: a comma-separated list of auto, chunked, split_k, each with or without '+graphs', got {text!r}")
         return listed
     kernels = kernel_list("--attention", args.attention)
     policy_kernels = kernel_list("--policy-attention", args.policy_attention) if args.policy_attention else kernels[:1]
@@ -278,8 +294,9 @@ def main():
     def kvbench_row(bench, result):
         c, p = bench["context"], bench["policy"]
         if (c, p) in rows:
-            beside = bench["attention"] != first_kernel(p)
-            rows[(c, p)]["kvbench_" + bench["attention"] if beside else "kvbench"] = result
+            variant = variant_name(bench["attention"], bench.get("cuda_graphs", False))
+            beside = variant != first_kernel(p)
+            rows[(c, p)]["kvbench_" + variant if beside else "kvbench"] = result
             if not beside and result.get("decode_tokens_per_s") is not None:
                 kv_bytes = result.get("kv_bytes_end") or c * KV_BYTES_PER_TOKEN
                 rows[(c, p)]["bound_tokens_per_s"] = args.bandwidth / (weight_bytes + kv_bytes)

@@ -62,6 +62,21 @@ TEST(BenchCommand, SplitKAttentionIsRefusedOnTheCpu) {
   }
 }
 
+// CUDA graphs replay on CUDA, in a build with them: on the CPU they are refused before the model
+// loads, by the flag and by a cell; a row without them says so.
+TEST(BenchCommand, CudaGraphsAreRefusedOnTheCpu) {
+  for (const std::string& how : {std::string("--cuda-graphs"), std::string("--cell '{\"cuda_graphs\": true}'")}) {
+    CommandResult r = run_kvbench("bench --model stories260K --context 16 --decode 2 --runs 1 " + how + " 2>&1");
+    EXPECT_NE(r.exit_code, 0) << how;
+    EXPECT_NE(r.output.find("CUDA graphs run on CUDA only, and the device is \"cpu\""), std::string::npos) << how << ": " << r.output;
+  }
+  CommandResult r = run_kvbench("bench --model stories260K --context 16 --decode 2 --runs 1 --json --cell '{\"cuda_graphs\": false}'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const nlohmann::json row = nlohmann::json::parse(r.output);
+  EXPECT_EQ(row["cuda_graphs"], false);
+  EXPECT_EQ(row["graphed_decode_steps"], 0);
+}
+
 // --trace: a Chrome trace of one more run's decode steps, one "decode_step" event per step with
 // the operators inside; a path that cannot be written is refused before anything runs.
 TEST(BenchCommand, TraceHoldsEveryDecodeStep) {
@@ -153,6 +168,7 @@ TEST(BenchCommand, BadCellsAreOneClearErrorNamingTheCell) {
       {"'{\"policy\": \"snapkv\", \"policy_params\": {\"windoe\": 4}}'", "--cell 2: policy_params: field 'windoe' is not a parameter of policy 'snapkv'"},
       {"'{\"protocol\": \"replay\"}'", "--cell 2: protocol must be oneshot, stream or decode"},
       {"'{\"attention\": \"flash\"}'", "--cell 2: \"attention\" must be one of \"auto\", \"chunked\", \"split_k\""},
+      {"'{\"cuda_graphs\": 1}'", "--cell 2: \"cuda_graphs\" must be true or false, got 1"},
       {"'{\"policy\": '", "--cell 2: cell:1: invalid JSON"}};
   for (const auto& [cell, message] : cases) {
     CommandResult r = run_kvbench("bench --model stories260K --context 8 --cell '{}' --cell " + cell + " 2>&1");
