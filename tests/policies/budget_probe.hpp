@@ -11,39 +11,24 @@
 #include "models/model_loader.hpp"
 #include "models/transformer.hpp"
 #include "every_policy.hpp"
+#include "policies/forwarding_policy.hpp"
 #include "policies/registry.hpp"
 
 namespace kvbench::policies::testing {
 
-class CheckedPolicy : public Policy {
+class CheckedPolicy : public ForwardingPolicy {
  public:
-  explicit CheckedPolicy(std::unique_ptr<Policy> inner) : inner_(std::move(inner)) {}
-  std::string name() const override { return inner_->name(); }
-  StatsRequest wants() const override { return inner_->wants(); }
-  PositionMode position_mode() const override { return inner_->position_mode(); }
-  bool slot_order_free() const override { return inner_->slot_order_free(); }
-  bool observes_only_to_compress() const override { return inner_->observes_only_to_compress(); }
-  double logit_scale(int64_t n) const override { return inner_->logit_scale(n); }
-  void begin(const SequenceInfo& info) override { inner_->begin(info); }
-  void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase phase) override {
-    inner_->observe(layer, cache, stats, phase);
-  }
+  explicit CheckedPolicy(std::unique_ptr<Policy> inner) : ForwardingPolicy(std::move(inner)) {}
   void compress(int64_t layer, LayerCache& cache, Phase phase) override {
-    inner_->compress(layer, cache, phase);
+    ForwardingPolicy::compress(layer, cache, phase);
     ++compressions;
-    const int64_t budget = inner_->layer_budget(layer), held = cache.max_head_length();
+    const int64_t budget = inner().layer_budget(layer), held = cache.max_head_length();
     if (held > budget)
       violations.push_back("layer " + std::to_string(layer) + " holds " + std::to_string(held) + " > " +
                            std::to_string(budget) + " (" + to_string(phase) + ")");
   }
-  int64_t layer_budget(int64_t layer) const override { return inner_->layer_budget(layer); }
-  ContextRescoring* rescoring() override { return inner_->rescoring(); }
-  std::string query_delimiter() const override { return inner_->query_delimiter(); }
   std::vector<std::string> violations;
   int64_t compressions = 0;
-
- private:
-  std::unique_ptr<Policy> inner_;
 };
 
 inline const models::Transformer& probe_model() {

@@ -11,6 +11,7 @@
 #include "models/model_loader.hpp"
 #include "tokenizers/tokenizer.hpp"
 #include "models/transformer.hpp"
+#include "policies/forwarding_policy.hpp"
 #include "policies/registry.hpp"
 
 namespace kvbench::policies {
@@ -144,24 +145,15 @@ TEST(Kvec, StdOverAllTokensOrPrefixPicksDifferentHeads) {
 }
 
 // Records the original positions every layer and head keeps after each compression.
-class KeptRecorder : public Policy {
+class KeptRecorder : public ForwardingPolicy {
  public:
-  explicit KeptRecorder(std::unique_ptr<Policy> inner) : inner_(std::move(inner)) {}
-  std::string name() const override { return inner_->name(); }
-  StatsRequest wants() const override { return inner_->wants(); }
-  void begin(const SequenceInfo& info) override { inner_->begin(info); }
-  void observe(int64_t layer, LayerCache& cache, const AttentionStats& stats, Phase phase) override {
-    inner_->observe(layer, cache, stats, phase);
-  }
+  explicit KeptRecorder(std::unique_ptr<Policy> inner) : ForwardingPolicy(std::move(inner)) {}
   void compress(int64_t layer, LayerCache& cache, Phase phase) override {
-    inner_->compress(layer, cache, phase);
+    ForwardingPolicy::compress(layer, cache, phase);
     torch::Tensor pos = cache.positions().to(torch::kCPU).reshape({-1});
     for (int64_t i = 0; i < pos.size(0); ++i) kept.insert(pos[i].item<int64_t>());
   }
   std::set<int64_t> kept;
-
- private:
-  std::unique_ptr<Policy> inner_;
 };
 
 // Coverage (k-vec.txt §3, Tables 6–7): the share of prompt tokens kept by at least one head of at
