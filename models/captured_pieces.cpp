@@ -1,7 +1,5 @@
 #include "models/captured_pieces.hpp"
 
-#include <stdexcept>
-
 #ifdef KVBENCH_CUDA_GRAPHS
 #include <ATen/cuda/CUDAEvent.h>
 #include <ATen/cuda/CUDAGraph.h>
@@ -31,7 +29,8 @@ struct CapturedPieces::Impl {
   // writes), which waits in turn for the capture's warm-up.
   void capture_entry(Entry& e) {
 #ifdef KVBENCH_CUDA_GRAPHS
-    const c10::cuda::CUDAGuard device_guard(device);
+    // A device without an index (plain "cuda") is the current one.
+    const c10::cuda::CUDAGuard device_guard(device.has_index() ? device.index() : c10::cuda::current_device());
     const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream();
     const c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool();
     at::cuda::CUDAEvent inputs_written;
