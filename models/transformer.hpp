@@ -119,7 +119,7 @@ class Transformer {
   ModelWeights weights_;
   std::vector<FusedLayer> fused_;
   Rope rope_;
-  std::shared_ptr<DecodeGraphs> decode_graphs_;  // empty until the first graphed step captures them
+  std::shared_ptr<DecodeGraphs> decode_graphs_;  // made with the model; the first graphed step captures its pieces
 };
 
 // Throws ModelLoadError naming the model (config.origin) when `logits` hold NaN or infinity:

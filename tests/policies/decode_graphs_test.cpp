@@ -4,7 +4,7 @@
 // every step (decode) or once (oneshot): the buffers they read (token, position, each layer's
 // attention output) are refilled every step, RoPE reads its table at the device-side position,
 // and the attention, the append and the policy run between them as in the plain forward. What a
-// GPU adds (the capture and the replay) is Cuda.DecodeGraphsGiveThePlainStepsTokens.
+// GPU adds (the capture and the replay) is Cuda.DecodeGraphsGiveThePlainStepsLogits.
 #include <gtest/gtest.h>
 
 #include <string>
