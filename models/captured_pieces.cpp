@@ -86,6 +86,4 @@ const std::vector<torch::Tensor>& CapturedPieces::run(size_t i) {
 
 const std::vector<torch::Tensor>& CapturedPieces::outputs(size_t i) const { return impl_->entries.at(i).outputs; }
 
-size_t CapturedPieces::size() const { return impl_->entries.size(); }
-
 }  // namespace kvbench::models

@@ -38,7 +38,6 @@ class CapturedPieces {
   // valid until its next run.
   const std::vector<torch::Tensor>& run(size_t i);
   const std::vector<torch::Tensor>& outputs(size_t i) const;
-  size_t size() const;
 
  private:
   struct Impl;

@@ -103,9 +103,9 @@ struct Transformer::DecodeGraphs {
   std::unique_ptr<CapturedPieces> pieces;
   torch::Tensor token, position;
   std::vector<torch::Tensor> attention;
-  Rope::Table table;  // held: the graphs read it where it lay at capture
-  int64_t table_positions = 0;
-  bool rotate_now = true;
+  // Held: the graphs read it where it lay at capture. Undefined when the pieces do not rotate
+  // (kCacheSlot positions rotate keys at read time).
+  Rope::Table table;
   const Transformer* owner = nullptr;  // the pieces call it: a copy of the model captures its own
   std::atomic<int64_t> steps{0};
 };
@@ -221,7 +221,7 @@ torch::Tensor Transformer::run_decoder(torch::Tensor x, const std::vector<int64_
   const policies::StatsRequest& wants = request.stats;
   if (T == 1 && control.decode_graphs && tokens && !adapter && !control.on_attention && !wants.projections &&
       !wants.queries_before_rope && !wants.hidden_states && (!rotate_now || rope_.has_table()) && !all_logits) {
-    torch::Tensor logits = graphed_step((*tokens)[0], first_position, context);
+    torch::Tensor logits = graphed_step(context);
     if (logits.defined()) return logits;
   }
   // Positions are made on the device (token ids go there without waiting for it, below).
@@ -328,14 +328,10 @@ void Transformer::capture_decode_graphs(DecodeGraphs& g, int64_t position, bool 
   g.attention.clear();
   for (int64_t l = 0; l < config_.n_layers; ++l)
     g.attention.push_back(torch::zeros({config_.n_heads, 1, config_.head_dim}, torch::TensorOptions().dtype(dtype()).device(device())));
-  g.rotate_now = rotate_now;
   g.owner = this;
+  g.table = rotate_now ? rope_.table(device(), position + 1) : Rope::Table{};
   Rotation rotate;
-  if (rotate_now) {
-    g.table = rope_.table(device(), position + 1);
-    g.table_positions = g.table.first.size(0);
-    rotate = [this, &g](const torch::Tensor& qk) { return rope_.apply_tokens_at(qk, g.position, g.table); };
-  }
+  if (rotate_now) rotate = [this, &g](const torch::Tensor& qk) { return rope_.apply_tokens_at(qk, g.position, g.table); };
   auto inputs_of = [this, rotate](int64_t l, const torch::Tensor& x) {
     const AttentionInputs in = attention_inputs(l, x, rotate, {}, nullptr);
     return std::vector<torch::Tensor>{x, in.q, in.k, in.v};
@@ -351,12 +347,14 @@ void Transformer::capture_decode_graphs(DecodeGraphs& g, int64_t position, bool 
   }
 }
 
-torch::Tensor Transformer::graphed_step(int64_t token, int64_t position, const ForwardContext& forward) const {
+torch::Tensor Transformer::graphed_step(const ForwardContext& forward) const {
+  const int64_t token = (*forward.tokens)[0], position = forward.position_end - 1;
   DecodeGraphs& g = *decode_graphs_;
   std::unique_lock<std::mutex> lock(g.mutex, std::try_to_lock);
   if (!lock.owns_lock()) return {};
   const bool rotate_now = forward.request.mode == policies::PositionMode::kOriginal;
-  if (!g.pieces || g.owner != this || g.rotate_now != rotate_now || (rotate_now && position >= g.table_positions))
+  const bool rotates = g.table.first.defined();
+  if (!g.pieces || g.owner != this || rotates != rotate_now || (rotate_now && position >= g.table.first.size(0)))
     capture_decode_graphs(g, position, rotate_now);
   ++g.steps;
   g.token.fill_(token);

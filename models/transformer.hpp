@@ -102,10 +102,10 @@ class Transformer {
   // The final norm and the LM head: [T, vocab] float32, or [1, vocab] for the last row.
   torch::Tensor head(torch::Tensor x, bool all_logits) const;
 
-  // A one-token forward as CUDA graphs (CacheControl::decode_graphs); an undefined tensor when
+  // `forward` (one token) as CUDA graphs (CacheControl::decode_graphs); an undefined tensor when
   // another forward holds the graphs (the caller then runs the plain forward).
   struct DecodeGraphs;
-  torch::Tensor graphed_step(int64_t token, int64_t position, const ForwardContext& forward) const;
+  torch::Tensor graphed_step(const ForwardContext& forward) const;
   // (Re)captures the pieces for a step at `position` with `rotate_now` (kOriginal positions).
   void capture_decode_graphs(DecodeGraphs& graphs, int64_t position, bool rotate_now) const;
 
